@@ -1,0 +1,396 @@
+"""The `attn-practice` command: parse, call the engine, render. Nothing else.
+
+Heavy imports (pytest, Hypothesis, NumPy, the engine) happen inside the
+commands that need them, so `attn-practice --help` stays instant.
+Exit codes: 0 passed, 1 failed, 2 usage error, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .grader.catalog import Exercise
+    from .grader.workspace import Workspace
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class Problem(click.ClickException):
+    """A clear, expected problem: printed without a traceback."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.exit_code = code
+
+    def show(self, file: Any = None) -> None:
+        error_console().print(f"[bold red]error:[/] {self.format_message()}", highlight=False)
+
+
+def console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def error_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _workspace() -> Workspace:
+    from .grader.workspace import NotInWorkspace, find_workspace
+
+    try:
+        return find_workspace()
+    except NotInWorkspace as exc:
+        raise Problem(str(exc)) from None
+
+
+def _step(name: str) -> Exercise:
+    from .grader.catalog import UnknownStep, resolve_step
+
+    try:
+        return resolve_step(name)
+    except UnknownStep as exc:
+        raise Problem(str(exc)) from None
+
+
+def _warn(messages: list[str]) -> None:
+    for m in messages:
+        error_console().print(f"[yellow]warning:[/] {m}", highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="attn-practice")
+def cli() -> None:
+    """Practise the attention mechanism step by step, with feedback that teaches.
+
+    \b
+    Start here:
+      attn-practice start          # create ./attention-practice
+      cd attention-practice
+      attn-practice show step1     # read the lesson
+      attn-practice check          # check your first unfinished step
+    """
+
+
+# ------------------------------------------------------------------ start
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+def start(directory: Path | None) -> int:
+    """Create a practice workspace (default: ./attention-practice).
+
+    Running it again on an existing workspace only adds missing files.
+
+    \b
+    Example:
+      attn-practice start
+      attn-practice start ~/attention
+    """
+    from .grader.workspace import DEFAULT_DIR, create_workspace
+
+    directory = directory or Path(DEFAULT_DIR)
+    try:
+        result = create_workspace(directory)
+    except (FileExistsError, NotADirectoryError, PermissionError) as exc:
+        raise Problem(f"cannot create a workspace at {directory}: {exc}") from None
+    from .grader.reports.learner import render_start
+
+    render_start(console(), result, directory)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ check
+@cli.command()
+@click.argument("step", required=False)
+@click.option("--all", "all_steps", is_flag=True, help="Check every step (core and bonus).")
+@click.option("--reference-steps", is_flag=True,
+              help="Let this step import the reference versions of earlier steps instead of yours.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full.")
+def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: bool) -> int:
+    """Check a step against the hidden tests (default: the first step not yet passed).
+
+    \b
+    Examples:
+      attn-practice check            # the first step you have not passed
+      attn-practice check step2      # or: check 2, check step2_scale
+      attn-practice check --all
+    """
+    from .grader.catalog import load_catalog
+    from .grader.practice import run_check
+
+    ws = _workspace()
+    catalog = load_catalog()
+    state = ws.load_state(catalog)
+    _warn(state.warnings)
+    if all_steps:
+        steps = list(catalog)
+    elif step:
+        steps = [_step(step)]
+    else:
+        todo = [e for e in catalog if state.step(e.id).status != "passed"]
+        if not todo:
+            console().print("[bold green]Every step has passed.[/] Well done! "
+                            "Try `attn-practice explore sentence`.")
+            return EXIT_PASSED
+        steps = [todo[0]]
+    outcome = run_check(ws, steps, state, reference_steps=reference_steps)
+    from .grader.reports.learner import render_check
+
+    render_check(console(), outcome, verbose=verbose)
+    return EXIT_PASSED if outcome.report.passed else EXIT_FAILED
+
+
+# ------------------------------------------------------------------ hint
+@cli.command()
+@click.argument("step")
+def hint(step: str) -> int:
+    """Reveal the next hint for STEP (revealed hints stay readable).
+
+    \b
+    Example:
+      attn-practice hint step3
+    """
+    from .grader.reports.learner import render_hints
+
+    ex = _step(step)
+    ws = _workspace()
+    state = ws.load_state()
+    _warn(state.warnings)
+    st = state.step(ex.id)
+    newly = st.hints < len(ex.hints)
+    if newly:
+        st.hints += 1
+        ws.save_state(state)
+    render_hints(console(), ex, st.hints, newly=newly)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ status
+@cli.command()
+def status() -> int:
+    """Show your progress: each step, its state and the hints you used.
+
+    \b
+    Example:
+      attn-practice status
+    """
+    from .grader.catalog import load_catalog
+    from .grader.reports.learner import render_status
+
+    ws = _workspace()
+    catalog = load_catalog()
+    state = ws.load_state(catalog)
+    _warn(state.warnings)
+    render_status(console(), ws, catalog, state)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ reset
+@cli.command()
+@click.argument("step")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def reset(step: str, yes: bool) -> int:
+    """Restore STEP's stub; your current file is backed up first.
+
+    \b
+    Example:
+      attn-practice reset step2
+    """
+    ex = _step(step)
+    ws = _workspace()
+    path = ws.file_for(ex)
+    if not yes and not click.confirm(f"Replace {ex.file} with a fresh stub? (a backup is kept)", default=False):
+        console().print("Nothing changed.")
+        return EXIT_PASSED
+    backup = ws.reset(ex)
+    state = ws.load_state()
+    st = state.step(ex.id)
+    st.status = "not started"
+    ws.save_state(state)
+    msg = f"Restored {path.name} from the stub."
+    if backup is not None:
+        msg += f" Your previous version is in {backup.relative_to(ws.root)}."
+    console().print(msg)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ show
+@cli.command()
+@click.argument("step", required=False)
+def show(step: str | None) -> int:
+    """Show the lesson and the task for STEP (default: your current step).
+
+    \b
+    Example:
+      attn-practice show step1
+    """
+    from .grader.catalog import load_catalog
+    from .grader.reports.learner import render_lesson
+
+    if step is None:
+        from .grader.workspace import NotInWorkspace, find_workspace
+
+        catalog = load_catalog()
+        try:
+            state = find_workspace().load_state(catalog)
+            todo = [e for e in catalog if state.step(e.id).status != "passed"]
+            ex = todo[0] if todo else catalog[0]
+        except NotInWorkspace:
+            ex = catalog[0]
+    else:
+        ex = _step(step)
+    render_lesson(console(), ex)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ solution
+@cli.command()
+@click.argument("step")
+def solution(step: str) -> int:
+    """Show the reference solution for STEP, once you have passed it.
+
+    \b
+    Example:
+      attn-practice solution step3
+    """
+    from .grader.reports.learner import render_solution
+
+    ex = _step(step)
+    ws = _workspace()
+    state = ws.load_state()
+    if state.step(ex.id).status != "passed":
+        raise Problem(f"{ex.id} has not passed yet: the solution unlocks once it does. "
+                      f"Try `attn-practice hint {ex.id}`.", code=EXIT_FAILED)
+    render_solution(console(), ex)
+    return EXIT_PASSED
+
+
+# ------------------------------------------------------------------ grade
+FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv"]
+
+
+@cli.command()
+@click.argument("submissions", nargs=-1, required=True,
+                type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES),
+              help="Report format (default: rich on a terminal, json otherwise).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE.")
+@click.option("--course", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="A course file (YAML): steps, points, time limits, examples, extra suites.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), help="Submissions graded at once "
+              "(default: the CPU count).")
+@click.option("--no-cache", is_flag=True, help="Re-grade even if a cached result exists.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where cached results live.")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
+@click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
+def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
+          jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
+          verbose: bool) -> int:
+    """Grade one or more SUBMISSION folders (for course staff and CI).
+
+    Learner code runs sandboxed; the same submission always gets the same grade.
+
+    \b
+    Examples:
+      attn-practice grade student1/
+      attn-practice grade subs/* --format csv --out grades.csv
+      attn-practice grade . --format gradescope --out /autograder/results/results.json
+    """
+    from .grader.batch import GradeRequest, run_grading
+    from .grader.course import CourseError, load_course
+
+    try:
+        course_obj = load_course(course) if course else None
+    except CourseError as exc:
+        raise Problem(str(exc)) from None
+    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
+    request = GradeRequest(
+        submissions=[Path(s) for s in submissions],
+        labels=[str(s) for s in submissions],
+        course=course_obj,
+        jobs=jobs,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        dask_address=dask_address,
+        progress=fmt != "rich" and sys.stderr.isatty() and len(submissions) > 1 or
+        (fmt == "rich" and len(submissions) > 1),
+    )
+    try:
+        reports = run_grading(request)
+    except RuntimeError as exc:
+        raise Problem(str(exc)) from None
+    from .grader.reports.output import emit
+
+    emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    return EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED
+
+
+def _register_optional_commands() -> None:
+    """Command groups that live beside their engines (CI set-ups, teaching tools)."""
+    import importlib
+
+    for module, name in (
+        (".grader.ci_commands", "ci"),
+        (".grader.teaching", "selftest"),
+        (".grader.teaching", "explore"),
+        (".grader.teaching", "watch"),
+    ):
+        try:
+            mod = importlib.import_module(module, __package__)
+        except ImportError:
+            continue
+        command = getattr(mod, name, None)
+        if isinstance(command, click.Command):
+            cli.add_command(command, name)
+
+
+_register_optional_commands()
+
+
+def on_error(message: str, code: int) -> NoReturn:
+    error_console().print(message, highlight=False)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Console-script entry point: maps every outcome to an exit code."""
+    try:
+        rv = cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)
+    except click.exceptions.Abort:
+        on_error("Aborted.", EXIT_FAILED)
+    except click.UsageError as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        on_error("Interrupted.", 130)
+    except Exception as exc:  # noqa: BLE001 - the one place internal errors are turned into words
+        if os.environ.get("ATTN_PRACTICE_DEBUG"):
+            raise
+        on_error(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {exc}\n"
+            "This is a bug in attn-practice, not in your code. Re-run with ATTN_PRACTICE_DEBUG=1 "
+            "for details and please report it.",
+            EXIT_INTERNAL,
+        )
+    sys.exit(rv if isinstance(rv, int) else EXIT_PASSED)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Grading many submissions: a pool of workers, each with one warm Engine.
+
+Results stream back as they finish (into the cache, and the progress bar),
+and come out in the order the submissions were given. One submission's
+failure — even of its worker — never touches another's result.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .catalog import resolve_step
+from .course import Course, default_course
+from .engine import Engine, RunOptions, default_steps
+from .launcher import Limits
+from .results import GradeReport
+
+
+@dataclass
+class GradeRequest:
+    submissions: Sequence[Path]
+    labels: Sequence[str] | None = None
+    course: Course | None = None
+    jobs: int | None = None
+    use_cache: bool = True
+    cache_dir: Path | None = None
+    dask_address: str | None = None
+    progress: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def options_for(course: Course) -> RunOptions:
+    """The engine settings a course asks for; the engine's own defaults otherwise."""
+    base = RunOptions()
+    limits = {sid: replace(base.limits, call_timeout=t) for sid, t in course.timeouts.items()}
+    return RunOptions(
+        max_examples=course.max_examples or base.max_examples,
+        limits=base.limits,
+        extra_suites=course.extra_suites,
+        points=dict(course.points),
+        step_limits=limits,
+    )
+
+
+def step_ids_for(course: Course, submission: Path) -> list[str]:
+    steps = course.steps if course.steps is not None else default_steps(submission)
+    return [e.id for e in steps]
+
+
+# -- worker side -------------------------------------------------------------
+_ENGINE: Engine | None = None
+
+
+def _init_worker(options: RunOptions) -> None:
+    global _ENGINE
+    _ENGINE = Engine(options)
+
+
+def _grade_one(path: str, label: str, step_ids: list[str]) -> dict[str, Any]:
+    assert _ENGINE is not None
+    steps = [resolve_step(s) for s in step_ids]
+    return _ENGINE.grade(Path(path), steps, label=label).to_dict()
+
+
+# -- driver --------------------------------------------------------------------
+def run_grading(request: GradeRequest) -> list[GradeReport]:
+    """Grade every submission; returns reports in the order given."""
+    course = request.course or default_course()
+    options = options_for(course)
+    paths = [Path(p) for p in request.submissions]
+    labels = list(request.labels or [str(p) for p in paths])
+    results: dict[int, GradeReport] = {}
+    cache, keys = _open_cache(request, course, paths)
+    todo = []
+    for i, p in enumerate(paths):
+        cached = cache.get(keys[i]) if cache is not None and keys[i] else None
+        if cached is not None:
+            results[i] = replace(cached, submission=labels[i])
+        else:
+            todo.append(i)
+    with _Progress(len(paths), enabled=request.progress) as progress:
+        for _ in results:
+            progress.advance(results[_])
+        for i, report in _grade_todo(request, options, course, paths, labels, todo):
+            results[i] = report
+            if cache is not None and keys[i] and not report.error:
+                cache.put(keys[i], report)
+            progress.advance(report)
+    return [results[i] for i in range(len(paths)) if i in results]
+
+
+def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, paths: list[Path],
+                labels: list[str], todo: list[int]) -> Iterator[tuple[int, GradeReport]]:
+    if not todo:
+        return
+    step_ids = {i: step_ids_for(course, paths[i]) for i in todo}
+    if request.dask_address:
+        from .distributed import grade_on_dask
+
+        for i, report in grade_on_dask([paths[i] for i in todo], request.dask_address,
+                                       step_ids=[step_ids[i] for i in todo], options=options,
+                                       labels=[labels[i] for i in todo]):
+            yield todo[i], report
+        return
+    jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
+    if jobs <= 1:
+        with Engine(options) as engine:
+            for i in todo:
+                steps = [resolve_step(s) for s in step_ids[i]]
+                yield i, engine.grade(paths[i], steps, label=labels[i])
+        return
+    yield from _grade_pool(options, paths, labels, todo, step_ids, jobs)
+
+
+def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
+                step_ids: dict[int, list[str]], jobs: int) -> Iterator[tuple[int, GradeReport]]:
+    ctx = multiprocessing.get_context("spawn")
+    pending = list(todo)
+    while pending:
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(options,)) as pool:
+            futures: dict[Future[dict[str, Any]], int] = {}
+            queue = list(pending)
+            # Keep a bounded number in flight so an interruption loses little.
+            while queue or futures:
+                while queue and len(futures) < jobs * 2:
+                    i = queue.pop(0)
+                    futures[pool.submit(_grade_one, str(paths[i]), labels[i], step_ids[i])] = i
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    i = futures.pop(fut)
+                    try:
+                        report = GradeReport.from_dict(fut.result())
+                    except BrokenProcessPool:
+                        broken = True
+                        queue.insert(0, i)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
+                        report = GradeReport(submission=labels[i], grader_version=__version__,
+                                             error=f"internal grader error: {type(exc).__name__}: {exc}")
+                    pending.remove(i)
+                    yield i, report
+                if broken:
+                    pending = [i for i in pending if i in queue or i in futures.values()]
+                    break
+
+
+def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tuple[Any, list[str | None]]:
+    if not request.use_cache:
+        return None, [None] * len(paths)
+    try:
+        from .cache import ResultsCache
+    except ImportError:
+        return None, [None] * len(paths)
+    cache = ResultsCache(request.cache_dir) if request.cache_dir else ResultsCache()
+    fingerprint = course.fingerprint or "default"
+    keys: list[str | None] = []
+    for p in paths:
+        try:
+            keys.append(cache.key(p, grader_version=__version__, course_fingerprint=fingerprint))
+        except OSError:
+            keys.append(None)
+    return cache, keys
+
+
+class _Progress:
+    """A rich progress bar on stderr: done/total, rate, ETA, failures so far."""
+
+    def __init__(self, total: int, *, enabled: bool):
+        self.total = total
+        self.enabled = enabled and total > 1
+        self.failures = 0
+        self.done = 0
+        self.t0 = time.perf_counter()
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]}/s"), TimeRemainingColumn(),
+                                 TextColumn("[red]{task.fields[failures]} failing"),
+                                 console=Console(stderr=True), transient=False)
+            self._bar.start()
+            self._task = self._bar.add_task("grading", total=self.total, rate="0.0", failures=0)
+        return self
+
+    def advance(self, report: GradeReport) -> None:
+        self.done += 1
+        self.failures += not report.passed
+        if self.enabled:
+            rate = self.done / max(time.perf_counter() - self.t0, 1e-9)
+            self._bar.update(self._task, advance=1, rate=f"{rate:.1f}", failures=self.failures)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self._bar.stop()
+            elapsed = time.perf_counter() - self.t0
+            from rich.console import Console
+
+            Console(stderr=True).print(
+                f"graded {self.done}/{self.total} in {elapsed:.1f} s "
+                f"({self.done / max(elapsed, 1e-9):.1f}/s); {self.failures} not fully passing")

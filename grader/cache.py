@@ -1,0 +1,193 @@
+"""A results cache for re-grading a class.
+
+Grading is deterministic (CONTRACT §4: the same submission graded twice gives
+the same result), so a report can be reused whenever the submission's bytes,
+the grader and the course are unchanged. The key hashes exactly those; the
+path is deliberately *not* in the key, so a report is re-labelled with the
+path given this time (two identical submissions share one entry).
+
+Entries are written to a temp file and renamed into place, so an interrupted
+run leaves no partial entry; an entry that does not parse is deleted and
+treated as a miss, never trusted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .results import GradeReport, Status
+
+CACHE_FORMAT = 1
+#: Files larger than this count by their size plus a hash of their first MiB.
+LARGE_FILE = 1 << 20
+SKIP_DIRS = frozenset({".git", "__pycache__"})
+
+
+def default_directory() -> Path:
+    """`$ATTN_PRACTICE_CACHE`, else `$XDG_CACHE_HOME/attn-practice/results`, else ~/.cache/..."""
+    if env := os.environ.get("ATTN_PRACTICE_CACHE"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "attn-practice" / "results"
+
+
+def _regular_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
+    """(posix relative path, path, lstat) of every regular file, symlinks never followed."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink()
+        )
+        for name in filenames:
+            path = here / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                yield path.relative_to(root).as_posix(), path, st
+
+
+def _file_digest(path: Path, size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read(LARGE_FILE) if size > LARGE_FILE else f.read())
+    return h.hexdigest()
+
+
+def _frame(h: Any, *parts: str) -> None:
+    """Length-prefixed fields, so no two different inputs hash the same bytes."""
+    for part in parts:
+        data = part.encode("utf-8", "surrogateescape")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+
+
+def submission_digest(submission_dir: str | os.PathLike[str]) -> str:
+    """sha256 over the sorted relative paths and contents of a submission's files."""
+    h = hashlib.sha256()
+    root = Path(submission_dir)
+    for rel, path, st in sorted(_regular_files(root), key=lambda x: x[0]):
+        try:
+            digest = _file_digest(path, st.st_size)
+        except OSError:
+            digest = "unreadable"
+        _frame(h, rel, str(st.st_size), digest)
+    return h.hexdigest()
+
+
+def grader_fingerprint(extra: Iterable[str] = ()) -> str:
+    """The package version plus a hash of the grader's own source and course files.
+
+    An editable install keeps one version number while its code changes; hashing
+    the sources means a cache never serves a report the current grader would not
+    produce.
+    """
+    package = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    _frame(h, __version__, *extra)
+    for sub in ("grader", "reference", "exercises"):
+        for path in sorted((package / sub).rglob("*")):
+            if path.suffix in (".py", ".yaml", ".yml", ".ini") and "__pycache__" not in path.parts:
+                _frame(h, path.relative_to(package).as_posix())
+                h.update(hashlib.sha256(path.read_bytes()).digest())
+    return f"{__version__}+{h.hexdigest()[:16]}"
+
+
+def course_fingerprint(course: str | os.PathLike[str] | None, steps: Iterable[str] | None = None) -> str:
+    """A hash of the course file's bytes and of a step selection, for `ResultsCache.key`."""
+    h = hashlib.sha256()
+    _frame(h, "course", hashlib.sha256(Path(course).read_bytes()).hexdigest() if course else "")
+    _frame(h, "steps", *(sorted(steps) if steps is not None else ["<all>"]))
+    return h.hexdigest()
+
+
+def cacheable(report: GradeReport) -> bool:
+    """Whether a report may be reused: not if it may owe something to luck.
+
+    A timeout can come from a loaded machine, and a whole-submission error from
+    the grader's own environment; both are re-graded next time.
+    """
+    if report.error:
+        return False
+    return not any(s.status is Status.TIMEOUT for s in report.steps)
+
+
+class ResultsCache:
+    """GradeReports on disk, keyed by what determines them."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_directory()
+
+    def key(self, submission_dir: str | os.PathLike[str], *, grader_version: str,
+            course_fingerprint: str) -> str:
+        h = hashlib.sha256()
+        _frame(h, f"attn-practice-cache/{CACHE_FORMAT}", grader_version, course_fingerprint,
+               submission_digest(submission_dir))
+        return h.hexdigest()
+
+    def path(self, key: str) -> Path:
+        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str, *, submission: str | None = None) -> GradeReport | None:
+        """The cached report (re-labelled `submission` when given), or None.
+
+        Pass the submission path as given on this run: the cached report holds
+        whatever path it was first graded under.
+        """
+        path = self.path(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != CACHE_FORMAT or data.get("key") != key:
+                raise ValueError("stale or misplaced entry")
+            report = GradeReport.from_dict(data["report"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            path.unlink(missing_ok=True)
+            return None
+        if submission is not None:
+            report = dataclasses.replace(report, submission=submission)
+        return report
+
+    def put(self, key: str, report: GradeReport) -> bool:
+        """Store a report atomically; False (nothing stored) when it is not `cacheable`."""
+        if not cacheable(report):
+            return False
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"format": CACHE_FORMAT, "key": key, "report": report.to_dict()},
+                          ensure_ascii=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return True
+
+    def clear(self) -> int:
+        """Remove every entry (and stray temp files); return how many files went."""
+        removed = 0
+        if not self.directory.is_dir():
+            return 0
+        for path in self.directory.glob("*/*"):
+            if path.is_file() and (path.suffix == ".json" or path.name.endswith(".tmp")):
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed

@@ -1,0 +1,163 @@
+"""Grade a class on a Dask cluster (optional extra: `pip install 'attn-practice[dask]'`).
+
+Workers need not share a filesystem with the client, so a submission travels
+as a payload of file names and bytes (regular files only, size-bounded, no
+symlinks) and is unpacked into a fresh temp directory on the worker. Each
+worker grades with the same engine as a local run, so a report is the same
+wherever it was made; it comes back as `to_dict()` JSON, relabelled with the
+submission's original path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from .results import GradeReport
+
+#: Bounds on what one submission may ship to a worker.
+MAX_FILE_BYTES = 1 << 20
+MAX_TOTAL_BYTES = 32 << 20
+SKIP_DIRS = frozenset({".git", "__pycache__"})
+NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
+
+
+def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """`{"name", "files": {relpath: bytes}, "skipped": [relpath...]}` for one submission.
+
+    Files over MAX_FILE_BYTES, or past MAX_TOTAL_BYTES in all, are listed in
+    `skipped` instead of shipped: step files are small, and a stray dataset
+    must not flood the scheduler.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise NotADirectoryError(f"{path}: not a directory")
+    files: dict[str, bytes] = {}
+    skipped: list[str] = []
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink())
+        for name in sorted(filenames):
+            file = here / name
+            rel = file.relative_to(root).as_posix()
+            if file.is_symlink() or not file.is_file():
+                continue
+            size = file.stat().st_size
+            if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES:
+                skipped.append(rel)
+                continue
+            files[rel] = file.read_bytes()
+            total += size
+    return {"name": str(path), "files": files, "skipped": skipped}
+
+
+def _safe_relpath(rel: str) -> PurePosixPath:
+    """A payload path that stays inside the temp directory (payloads cross machines)."""
+    p = PurePosixPath(rel)
+    if p.is_absolute() or not p.parts or any(part in ("", ".", "..") for part in p.parts):
+        raise ValueError(f"unsafe path in submission payload: {rel!r}")
+    return p
+
+
+def _relabel(data: dict[str, Any], tmp: str, name: str) -> dict[str, Any]:
+    """Replace the worker's temp path by the original one, everywhere it shows."""
+    text = json.dumps(data, ensure_ascii=True)
+    for old in {tmp, os.path.realpath(tmp)}:
+        text = text.replace(json.dumps(old)[1:-1], json.dumps(name)[1:-1])
+    out = json.loads(text)
+    out["submission"] = name
+    return out
+
+
+def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any]:
+    """Runs on a worker: unpack the payload into a temp dir, grade it, return `to_dict()`.
+
+    `course_file` (`{"name", "data"}`), when in the payload, is written beside
+    the submission and passed as `course=`.
+    """
+    from .engine import grade_submission  # lazily: the worker imports the engine
+
+    name = str(payload["name"])
+    with tempfile.TemporaryDirectory(prefix="attn-practice-") as tmp:
+        sub = Path(tmp) / (Path(name).name or "submission")
+        sub.mkdir()
+        for rel, data in payload["files"].items():
+            target = sub / _safe_relpath(rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        course = payload.get("course_file")
+        if course is not None:
+            course_path = Path(tmp) / Path(course["name"]).name
+            course_path.write_bytes(course["data"])
+            grade_kwargs["course"] = course_path
+        report = grade_submission(sub, **grade_kwargs)
+        return _relabel(report.to_dict(), str(sub), name)
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise RuntimeError(NO_DASK) from exc
+    return distributed
+
+
+def _failed_report(name: str, exc: BaseException) -> GradeReport:
+    return GradeReport(submission=name, error=f"grading on the Dask cluster failed: {type(exc).__name__}: {exc}")
+
+
+def grade_on_dask(
+    paths: Iterable[str | os.PathLike[str]], address: str, **grade_kwargs: Any
+) -> Iterator[tuple[int, GradeReport]]:
+    """Grade submissions on a cluster; yield `(index in paths, report)` as each finishes.
+
+    `address` is a scheduler address, or "local" for a LocalCluster of two
+    single-threaded worker processes on this machine. A submission whose grading
+    raises on the worker yields a report with `error` set, so one bad worker
+    does not lose the class. A `course=` path is read here and shipped.
+    """
+    distributed = _import_distributed()
+    paths = list(paths)
+    course = grade_kwargs.pop("course", None)
+    course_file = None
+    if isinstance(course, (str, os.PathLike)):
+        course_file = {"name": Path(course).name, "data": Path(course).read_bytes()}
+    elif course is not None:
+        grade_kwargs["course"] = course
+
+    cluster = None
+    if address == "local":
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = distributed.Client(cluster)
+    else:
+        client = distributed.Client(address)
+    try:
+        futures = {}
+        for index, path in enumerate(paths):
+            try:
+                payload = submission_payload(path)
+            except OSError as exc:
+                yield index, _failed_report(str(path), exc)
+                continue
+            if course_file is not None:
+                payload["course_file"] = course_file
+            future = client.submit(grade_payload, payload, pure=False, **grade_kwargs)
+            futures[future] = index
+        for future in distributed.as_completed(futures):
+            index = futures[future]
+            try:
+                report = GradeReport.from_dict(future.result())
+            except Exception as exc:  # the worker's failure becomes this submission's report
+                report = _failed_report(str(paths[index]), exc)
+            yield index, report
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

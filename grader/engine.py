@@ -1,0 +1,409 @@
+"""The one engine behind `check`, `grade`, notebooks and batch runs.
+
+For one submission: validate each step file, spawn a sandbox per step (see
+`launcher`), run the hidden pytest + Hypothesis suites in *this* process
+against those sandboxes, collect every outcome into the report model, and
+name known mistakes for failed steps. An `Engine` is reusable: batch
+grading keeps one per worker so pytest, Hypothesis and the zygote are paid
+for once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import __version__
+from ..reference import attention as reference
+from .catalog import Exercise, core_steps, load_catalog
+from .launcher import Launcher, Learner, LearnerError, Limits
+from .results import Diagnosis, Failure, GradeReport, Status, StepResult, TestResult
+from .suites.assertions import StepContext, StepFailure
+
+SUITES_DIR = Path(__file__).parent / "suites"
+SUITE_INI = SUITES_DIR / "pytest.ini"
+MAX_FAILING_INPUTS = 6
+MAX_STEP_FILE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How thoroughly and how safely to grade; the engine's defaults are the product's."""
+
+    max_examples: int = 40
+    limits: Limits = field(default_factory=Limits)
+    reference_steps: bool = False  # earlier steps' modules replaced by reference code
+    extra_suites: tuple[Path, ...] = ()
+    diagnose: bool = True
+    points: dict[str, float] = field(default_factory=dict)  # step id -> points override
+    step_limits: dict[str, Limits] = field(default_factory=dict)  # step id -> limits override
+
+
+def default_steps(submission: Path, catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
+    """Core steps always; a bonus step when its file is present (CONTRACT §4)."""
+    catalog = catalog or load_catalog()
+    return [e for e in catalog if not e.bonus or os.path.lexists(submission / e.file)]
+
+
+class Engine:
+    """Grades submissions; holds the zygote and Hypothesis set-up between them."""
+
+    def __init__(self, options: RunOptions | None = None) -> None:
+        self.options = options or RunOptions()
+        self.launcher = Launcher()
+        self.launcher.warm()
+        _configure_hypothesis(self.options.max_examples)
+
+    def close(self) -> None:
+        self.launcher.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -----------------------------------------------------------------
+    def grade(
+        self,
+        submission: Path,
+        steps: Sequence[Exercise] | None = None,
+        *,
+        label: str | None = None,
+        files: dict[str, bytes] | None = None,
+    ) -> GradeReport:
+        """Grade one submission directory (or in-memory `files`) on `steps`."""
+        t0 = time.perf_counter()
+        submission = Path(submission)
+        label = label if label is not None else str(submission)
+        if files is None and not submission.is_dir():
+            return GradeReport(submission=label, error=f"{submission} is not a directory",
+                               grader_version=__version__)
+        steps = list(steps) if steps is not None else default_steps(submission)
+        _configure_hypothesis(self.options.max_examples)
+        contexts: dict[str, StepContext] = {}
+        early: dict[str, StepResult] = {}
+        learners: list[Learner] = []
+        try:
+            for ex in steps:
+                problem = None if files is not None else _file_problem(submission, ex)
+                if problem is not None:
+                    early[ex.id] = problem if isinstance(problem, StepResult) else _step_error(
+                        ex, self._points(ex), Status.ERROR, problem)
+                    continue
+                learner = Learner(
+                    self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
+                    params=ex.params, limits=self.options.step_limits.get(ex.id, self.options.limits),
+                    display_dir="" if files is not None else label, files=files,
+                    shims=_reference_shims(ex, steps) if self.options.reference_steps else None,
+                )
+                learners.append(learner)
+                info = learner.load()
+                if not info.ok:
+                    assert info.failure is not None
+                    early[ex.id] = _step_error(ex, self._points(ex), Status.ERROR, info.failure,
+                                               output="".join(learner.output))
+                    learner.close()
+                    continue
+                contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
+            outcomes = run_suites(contexts, self.options.extra_suites) if contexts else {}
+            results = []
+            for ex in steps:
+                if ex.id in early:
+                    results.append(early[ex.id])
+                    continue
+                ctx = contexts[ex.id]
+                results.append(self._step_result(ex, ctx, outcomes.get(ex.id, [])))
+        finally:
+            for learner in learners:
+                learner.close()
+        return GradeReport(submission=label, steps=tuple(results), duration=time.perf_counter() - t0,
+                           grader_version=__version__)
+
+    def _points(self, ex: Exercise) -> float:
+        return float(self.options.points.get(ex.id, ex.points))
+
+    def _step_result(self, ex: Exercise, ctx: StepContext, tests: list[TestResult]) -> StepResult:
+        learner = ctx.learner
+        points = self._points(ex)
+        if not tests:
+            status = Status.ERROR
+        elif all(t.status is Status.PASSED for t in tests):
+            status = Status.PASSED
+        elif any(t.status is Status.ERROR for t in tests):
+            status = Status.ERROR
+        elif any(t.status is Status.TIMEOUT for t in tests):
+            status = Status.TIMEOUT
+        else:
+            status = Status.FAILED
+        diagnoses: tuple[Diagnosis, ...] = ()
+        if status is not Status.PASSED and self.options.diagnose:
+            diagnoses = tuple(_diagnose(ex, ctx))
+        notes = list(learner.notes.values())
+        return StepResult(
+            id=ex.id,
+            title=ex.title,
+            status=status,
+            score=points if status is Status.PASSED else 0.0,
+            max_score=points,
+            diagnoses=diagnoses,
+            tests=tuple(tests),
+            output="".join(learner.output),
+            notes=tuple(notes),
+            error="" if tests else "no hidden tests ran for this step",
+            file=ex.file,
+            function=ex.function,
+            line=learner.load_info.line if learner.load_info else 0,
+            duration=learner.learner_seconds,
+            bonus=ex.bonus,
+        )
+
+
+def grade_submission(path: Path, *, steps: Sequence[Exercise] | None = None,
+                     options: RunOptions | None = None) -> GradeReport:
+    """One-shot grading of one submission (starts and stops its own engine)."""
+    with Engine(options) as engine:
+        return engine.grade(Path(path), steps)
+
+
+# ------------------------------------------------------------ file checks
+def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None:
+    path = submission / ex.file
+    if not os.path.lexists(path):
+        return StepResult(id=ex.id, title=ex.title, status=Status.MISSING, score=0.0, max_score=ex.points,
+                          error=f"{ex.file} was not found in the submission", file=ex.file,
+                          function=ex.function, bonus=ex.bonus)
+    if path.is_symlink():
+        return Failure(kind="file", summary=f"{ex.file} is a symbolic link; submit the file itself",
+                       hint="Replace the link with a copy of your file.")
+    if path.is_dir():
+        return Failure(kind="file", summary=f"{ex.file} is a directory, not a Python file")
+    if not path.is_file():
+        return Failure(kind="file", summary=f"{ex.file} is not a regular file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_STEP_FILE_BYTES:
+            return Failure(kind="file", summary=f"{ex.file} is {size} bytes; step files must be under 1 MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        return Failure(kind="file", summary=f"{ex.file} could not be read: {exc.strerror}")
+    if b"\x00" in data:
+        return Failure(kind="file", summary=f"{ex.file} contains NUL bytes: it is not a text file",
+                       hint="Save the file as plain UTF-8 text.")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return Failure(kind="file", summary=f"{ex.file} is not valid UTF-8 text (line {line})",
+                       hint="Save the file as UTF-8 in your editor.")
+    return None
+
+
+def _step_error(ex: Exercise, points: float, status: Status, failure: Failure, output: str = "") -> StepResult:
+    return StepResult(
+        id=ex.id, title=ex.title, status=status, score=0.0, max_score=points,
+        tests=(TestResult(name="loads and defines the function", status=status,
+                          message=failure.summary, failure=failure),),
+        error=failure.summary, output=output, file=ex.file, function=ex.function, bonus=ex.bonus,
+    )
+
+
+def _reference_shims(ex: Exercise, steps: Sequence[Exercise]) -> dict[str, str]:
+    """Module sources standing in for earlier steps (check --reference-steps)."""
+    import inspect
+
+    source = "import numpy as np\n\n" + inspect.getsource(reference)
+    return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}
+
+
+def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
+    try:
+        from .diagnose import diagnose
+    except ImportError:
+        return []
+    try:
+        return list(diagnose(ex.id, ctx.learner, list(ctx.failing_inputs)))
+    except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a reason to crash
+        return []
+
+
+# ------------------------------------------------------------ pytest glue
+def _configure_hypothesis(max_examples: int) -> None:
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    name = f"attn-practice-{max_examples}"
+    settings.register_profile(
+        name,
+        max_examples=max_examples,
+        derandomize=True,  # same inputs every run, on every machine
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+    settings.load_profile(name)
+
+
+class _SuitePlugin:
+    """Provides the `step` fixture and marker, and collects every outcome."""
+
+    def __init__(self, contexts: dict[str, StepContext]):
+        self.contexts = contexts
+        self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
+        self._started: dict[str, float] = {}
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "step(id): the step this hidden test belongs to")
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        keep, drop = [], []
+        for item in items:
+            (keep if _step_of(item) in self.contexts else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+    @pytest.fixture
+    def step(self, request: pytest.FixtureRequest) -> StepContext:
+        ctx = self.contexts[_step_of(request.node)]
+        ctx.begin_test()
+        return ctx
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+        outcome = yield
+        rep = outcome.get_result()
+        step_id = _step_of(item)
+        if step_id not in self.outcomes:
+            return
+        if rep.when == "setup" and rep.passed:
+            return
+        if rep.when == "teardown" and rep.passed:
+            return
+        name = _test_name(item)
+        if rep.passed:
+            self.outcomes[step_id].append(TestResult(name=name, status=Status.PASSED, duration=rep.duration))
+            return
+        if rep.skipped:
+            self.outcomes[step_id].append(TestResult(name=name, status=Status.SKIPPED, duration=rep.duration))
+            return
+        exc = call.excinfo.value if call.excinfo is not None else None
+        self.outcomes[step_id].append(_failed_test(name, exc, rep.duration))
+
+
+def _failed_test(name: str, exc: BaseException | None, duration: float) -> TestResult:
+    failure = _find_failure(exc)
+    if failure is None:
+        text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
+        failure = Failure(kind="internal", summary=f"the grader itself failed on this test ({text[:300]})",
+                          hint="This is not your fault: please report it to the course staff.")
+        return TestResult(name=name, status=Status.ERROR, message=failure.summary, failure=failure,
+                          duration=duration)
+    status = {
+        "timeout": Status.TIMEOUT,
+        "crash": Status.ERROR,
+        "exit": Status.ERROR,
+    }.get(failure.kind, Status.FAILED)
+    if failure.kind == "exception" and ("ran out of memory" in failure.summary or "called exit()" in failure.summary):
+        status = Status.ERROR
+    return TestResult(name=name, status=status, message=failure.summary, failure=failure, duration=duration)
+
+
+def _find_failure(exc: BaseException | None) -> Failure | None:
+    """The structured failure inside `exc` (Hypothesis may wrap it in a group)."""
+    if exc is None:
+        return None
+    if isinstance(exc, (StepFailure, LearnerError)):
+        return exc.failure
+    for inner in getattr(exc, "exceptions", ()) or ():
+        found = _find_failure(inner)
+        if found is not None:
+            return found
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and cause is not exc:
+        return _find_failure(cause)
+    return None
+
+
+def _step_of(item: Any) -> str:
+    marker = item.get_closest_marker("step")
+    return str(marker.args[0]) if marker and marker.args else ""
+
+
+def _test_name(item: pytest.Item) -> str:
+    fn = getattr(item, "function", None)
+    doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+    if doc:
+        return doc[0].rstrip(".")
+    return item.name.removeprefix("test_").replace("_", " ")
+
+
+@contextlib.contextmanager
+def _clean_pytest_env() -> Iterator[None]:
+    """No plugin autoload, no PYTEST_ADDOPTS: the run is ours alone."""
+    saved = {k: os.environ.get(k) for k in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+                                            "PYTEST_PLUGINS")}
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    os.environ.pop("PYTEST_PLUGINS", None)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str]:
+    files = []
+    for sid in step_ids:
+        files.extend(str(p) for p in sorted(SUITES_DIR.glob(f"test_{sid}_*.py")))
+    files.extend(str(p) for p in extra)
+    return files
+
+
+def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = ()) -> dict[str, list[TestResult]]:
+    """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
+    plugin = _SuitePlugin(contexts)
+    args = [
+        *suite_files(list(contexts), extra),
+        "-c", str(SUITE_INI),
+        "--rootdir", str(SUITES_DIR),
+        "-p", "no:cacheprovider",
+        "-p", "no:stepwise",
+        "-p", "no:terminal",
+        "-p", "no:unraisableexception",
+        "-p", "no:threadexception",
+        "-p", "no:faulthandler",
+        "-p", "no:doctest",
+        "-p", "no:junitxml",
+        "-p", "no:pastebin",
+        "-p", "no:nose",
+        "--assert=plain",
+        "--import-mode=importlib",
+    ]
+    with _clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        pytest.main(args, plugins=[plugin])
+    return plugin.outcomes
+
+
+def with_points(report: GradeReport, points: dict[str, float]) -> GradeReport:
+    steps = tuple(replace(s, max_score=points.get(s.id, s.max_score),
+                          score=points.get(s.id, s.max_score) if s.passed else 0.0) for s in report.steps)
+    return replace(report, steps=steps)
+
+
+__all__ = ["Engine", "RunOptions", "core_steps", "default_steps", "grade_submission", "run_suites"]

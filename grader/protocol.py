@@ -1,0 +1,148 @@
+"""The wire format between the trusted grader and a learner sandbox.
+
+Only plain data crosses: a JSON header and raw array bytes whose dtype must
+be a simple number type (never object, never pickled), so nothing a sandbox
+sends can execute code in the grader. Every read is bounded; a peer that sends more is treated as dead.
+Imported by both sides, so it depends on nothing but NumPy and the stdlib.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any
+
+import numpy as np
+
+#: Largest message either side accepts (header + blobs).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 1024 * 1024
+_PREFIX = struct.Struct("!II")  # header length, total blob length
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a well-formed message."""
+
+
+class PeerClosed(ProtocolError):
+    """The peer closed the connection (it exited or crashed)."""
+
+
+_ALLOWED_KINDS = "biuf"
+
+
+def encode_array(arr: np.ndarray) -> tuple[dict[str, Any], bytes]:
+    """An array as (JSON-able description, raw C-order bytes)."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.kind not in _ALLOWED_KINDS or arr.dtype.fields is not None:
+        raise TypeError(f"cannot send arrays of dtype {arr.dtype}")
+    return {"d": arr.dtype.str, "s": list(arr.shape)}, arr.tobytes()
+
+
+def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
+    """Rebuild a plain numeric array; refuses any dtype that is not a simple number."""
+    try:
+        dtype = np.dtype(str(desc["d"]))
+        shape = tuple(int(n) for n in desc["s"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"bad array description: {exc}") from None
+    if dtype.kind not in _ALLOWED_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise ProtocolError(f"refused dtype {dtype}")
+    if any(n < 0 for n in shape) or len(shape) > 32:
+        raise ProtocolError("bad shape")
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize != len(data):
+        raise ProtocolError("array size does not match its shape")
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+def pack_values(values: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
+    """Describe call arguments/results as JSON, moving arrays into `blobs`."""
+    out = []
+    for v in values:
+        if isinstance(v, np.ndarray):
+            desc, data = encode_array(v)
+            out.append({"t": "a", "i": len(blobs), **desc})
+            blobs.append(data)
+        elif isinstance(v, (bool, np.bool_)):
+            out.append({"t": "b", "v": bool(v)})
+        elif isinstance(v, (int, np.integer)):
+            out.append({"t": "i", "v": int(v)})
+        elif isinstance(v, (float, np.floating)):
+            out.append({"t": "f", "v": float(v)})
+        elif v is None:
+            out.append({"t": "n"})
+        else:
+            raise TypeError(f"cannot send {type(v).__name__}")
+    return out
+
+
+def unpack_values(specs: Any, blobs: list[bytes]) -> list[Any]:
+    if not isinstance(specs, list):
+        raise ProtocolError("values must be a list")
+    out: list[Any] = []
+    for spec in specs:
+        if not isinstance(spec, dict):
+            raise ProtocolError("bad value spec")
+        t = spec.get("t")
+        if t == "a":
+            i = spec.get("i")
+            if not isinstance(i, int) or not 0 <= i < len(blobs):
+                raise ProtocolError("bad blob index")
+            out.append(decode_array(spec, blobs[i]))
+        elif t == "b":
+            out.append(bool(spec.get("v")))
+        elif t == "i":
+            out.append(int(spec.get("v")))
+        elif t == "f":
+            out.append(float(spec.get("v")))
+        elif t == "n":
+            out.append(None)
+        else:
+            raise ProtocolError(f"unknown value type {t!r}")
+    return out
+
+
+def send(sock: socket.socket, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+    header = dict(header, blobs=[len(b) for b in blobs])
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    total = sum(len(b) for b in blobs)
+    if len(raw) > MAX_HEADER_BYTES or total > MAX_MESSAGE_BYTES:
+        raise ProtocolError("message too large")
+    sock.sendall(_PREFIX.pack(len(raw), total) + raw + b"".join(blobs))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise PeerClosed("connection closed")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one message; blocking (callers set a socket timeout)."""
+    hlen, total = _PREFIX.unpack(_recv_exact(sock, _PREFIX.size))
+    if hlen > MAX_HEADER_BYTES or total > max_bytes:
+        raise ProtocolError(f"message of {hlen + total} bytes exceeds the limit")
+    try:
+        header = json.loads(_recv_exact(sock, hlen))
+    except ValueError as exc:
+        raise ProtocolError(f"bad header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not an object")
+    sizes = header.get("blobs", [])
+    if not isinstance(sizes, list) or any(not isinstance(s, int) or s < 0 for s in sizes) or sum(sizes) != total:
+        raise ProtocolError("blob sizes do not add up")
+    data = _recv_exact(sock, total) if total else b""
+    blobs, pos = [], 0
+    for s in sizes:
+        blobs.append(data[pos : pos + s])
+        pos += s
+    return header, blobs

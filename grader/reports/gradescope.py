@@ -1,0 +1,136 @@
+"""`--format gradescope`: the `results/results.json` a Gradescope autograder writes.
+
+A missing or malformed file shows the student "The autograder failed to
+execute correctly", so the text is built from plain dicts, always valid
+UTF-8 JSON with `\\n` line endings, and written atomically (`write_atomic`):
+a grader killed half-way never leaves half a file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..results import GradeReport, Status, StepResult
+from ._text import OUTPUT_LIMIT, bound, clean, diagnosis_text, fence, num, step_number, step_problem
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+OUTPUT_FORMATS = ("md", "text")
+
+
+def _test_output(step: StepResult, fmt: str) -> str:
+    """What went wrong, the known mistake, notes, and (bounded) what the code printed."""
+    problem = clean(step_problem(step))
+    diag = clean(diagnosis_text(step))
+    notes = [clean(n) for n in step.notes]
+    printed = bound(clean(step.output), OUTPUT_LIMIT) if step.output else ""
+    parts: list[str] = []
+    if fmt == "md":
+        if problem:
+            parts.append(fence(bound(problem, OUTPUT_LIMIT)))
+        for d in step.diagnoses:
+            body = "\n\n".join(clean(x) for x in (d.explanation, d.nudge) if x)
+            parts.append(f"**Likely mistake `{d.id}`: {clean(d.title)}**" + (f"\n\n{body}" if body else ""))
+        parts += [f"- {n}" for n in notes]
+        if printed:
+            parts.append("Your code printed:\n\n" + fence(printed))
+    else:
+        if problem:
+            parts.append(bound(problem, OUTPUT_LIMIT))
+        if diag:
+            parts.append(diag)
+        parts += [f"Note: {n}" for n in notes]
+        if printed:
+            parts.append("Your code printed:\n" + printed)
+    if not parts and step.status is Status.PASSED:
+        parts.append("All checks passed.")
+    return "\n\n".join(parts)
+
+
+def _summary(report: GradeReport, fmt: str) -> str:
+    lines = [f"attn-practice: {num(report.score)}/{num(report.max_score)} points."]
+    if report.error:
+        err = bound(clean(report.error), OUTPUT_LIMIT)
+        lines.append(fence(err) if fmt == "md" else err)
+    return "\n\n".join(lines)
+
+
+def _number(step: StepResult, index: int) -> str:
+    n = step_number(step.id)
+    return str(n if n is not None else index)
+
+
+def results(
+    report: GradeReport,
+    *,
+    output_format: str = "md",
+    visibility: str = "visible",
+    stdout_visibility: str = "hidden",
+) -> dict[str, Any]:
+    """The results.json object for one report (see FORMATS.md, Gradescope)."""
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, not {output_format!r}")
+    for v in (visibility, stdout_visibility):
+        if v not in VISIBILITIES:
+            raise ValueError(f"visibility must be one of {VISIBILITIES}, not {v!r}")
+    tests = [
+        {
+            "score": float(s.score),
+            "max_score": float(s.max_score),
+            "status": "passed" if s.passed else "failed",
+            "name": f"{s.id}: {s.title}" if s.title else s.id,
+            "number": _number(s, i),
+            "output": _test_output(s, output_format),
+            "output_format": output_format,
+            "tags": s.diagnosis_ids,
+            "visibility": "visible",
+        }
+        for i, s in enumerate(report.steps, start=1)
+    ]
+    return {
+        "score": float(report.score),
+        "execution_time": math.ceil(max(0.0, report.duration)),
+        "output": _summary(report, output_format),
+        "output_format": output_format,
+        "test_output_format": output_format,
+        "visibility": visibility,
+        "stdout_visibility": stdout_visibility,
+        "tests": tests,
+    }
+
+
+def render(reports: Sequence[GradeReport], **options: Any) -> str:
+    """results.json text for exactly one report; `options` go to `results`."""
+    if len(reports) != 1:
+        raise ValueError(f"the gradescope format takes exactly one submission, got {len(reports)}")
+    text = json.dumps(results(reports[0], **options), indent=2, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write `text` to `path` so that readers see the old file or the new, never half.
+
+    The temp file lives in the same directory (os.replace is atomic only within
+    one filesystem) and is removed if anything fails before the rename.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,25 @@
+"""`--format json`: the report model itself, as CONTRACT §4 promises it.
+
+One submission prints one object, several print an array in the order
+given, so a script can `json.load` the output without knowing how many
+submissions were graded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..results import GradeReport
+
+
+def render(reports: Sequence[GradeReport]) -> str:
+    """The JSON text (object for one report, array for several), newline-terminated.
+
+    Learner text may hold lone surrogates (undecodable bytes); they are written
+    as `\\udcxx` escapes so the output is always valid UTF-8 and valid JSON.
+    """
+    dicts = [r.to_dict() for r in reports]
+    payload = dicts[0] if len(dicts) == 1 else dicts
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"

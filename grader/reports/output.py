@@ -1,0 +1,53 @@
+"""Send a list of reports to stdout or a file in the chosen format."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..results import GradeReport
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console: Console,
+         verbose: bool = False) -> None:
+    if fmt == "rich":
+        if out is not None:
+            from rich.console import Console as _Console
+
+            with open(out, "w", encoding="utf-8") as f:
+                from .terminal import render_reports
+
+                render_reports(_Console(file=f, width=100, no_color=True), reports, verbose=verbose)
+            return
+        from .terminal import render_reports
+
+        render_reports(console, reports, verbose=verbose)
+        return
+    text = render(reports, fmt)
+    if out is not None:
+        from ..workspace import write_atomic
+
+        write_atomic(Path(out), text if text.endswith("\n") else text + "\n")
+    else:
+        import sys
+
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def render(reports: Sequence[GradeReport], fmt: str) -> str:
+    try:
+        from . import FORMATS
+    except ImportError:
+        FORMATS = {}
+    if fmt in FORMATS:
+        return FORMATS[fmt](list(reports))
+    if fmt == "json":
+        import json
+
+        data = [r.to_dict() for r in reports]
+        return json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False)
+    raise ValueError(f"unknown format {fmt!r}")

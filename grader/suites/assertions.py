@@ -1,0 +1,188 @@
+"""One assertion helper, one message format.
+
+Compare vectorised first; only after a failure find the worst element and
+build the precise message: named shapes, index, got, expected, the tolerance
+used, and one line of Python that reproduces the call. Every failure is a
+`StepFailure` carrying a structured `Failure`, which the collector turns into
+a report without ever parsing text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..catalog import Exercise, Tolerance
+from ..launcher import Learner, LearnerError, describe_inputs, format_array, repro_line
+from ..results import Failure
+
+
+class StepFailure(AssertionError):
+    """A hidden test failed; `.failure` says why in the learner's terms."""
+
+    def __init__(self, failure: Failure):
+        super().__init__(failure.summary)
+        self.failure = failure
+
+
+def named_shape(shape: Sequence[int], dims: Sequence[str]) -> str:
+    """'(batch, n_q, n_k) = (2, 3, 4)': shapes explained with dimension names."""
+    extra = len(shape) - len(dims)
+    if extra < 0:
+        names = list(dims[-len(shape):]) if shape else []
+    else:
+        batch = ["batch"] if extra == 1 else [f"batch{i + 1}" for i in range(extra)]
+        names = batch + list(dims)
+    if not names:
+        return "() (a single number)"
+    return f"({', '.join(names)}) = {tuple(int(n) for n in shape)}"
+
+
+@dataclass
+class StepContext:
+    """What a hidden test needs: the exercise, the learner's function, the reference."""
+
+    exercise: Exercise
+    learner: Learner
+    reference: Callable[..., Any]
+    failing_inputs: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def begin_test(self) -> None:
+        """Called per test; nothing to reset yet, kept as the per-test hook."""
+
+    def _remember(self, args: Sequence[Any]) -> None:
+        """Keep the latest failing inputs (the shrunk example comes last) for diagnosis."""
+        self.failing_inputs.append(tuple(args))
+        del self.failing_inputs[:-6]
+
+    # -- calling -------------------------------------------------------------
+    def expected(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """The reference answer, computed in float64 on the grader's own copies."""
+        copies = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                  else (a.copy() if isinstance(a, np.ndarray) else a) for a in args]
+        with np.errstate(all="ignore"):
+            return np.asarray(self.reference(*copies, **kwargs), dtype=np.float64)
+
+    def call(self, *args: Any, expected_size: int | None = None, **kwargs: Any) -> np.ndarray:
+        """The learner's answer as a float64 array (raises StepFailure on any misbehaviour)."""
+        try:
+            return self.learner.call(*args, expected_size=expected_size, **kwargs).value
+        except LearnerError as exc:
+            self._remember(args)
+            raise StepFailure(exc.failure) from None
+
+    def check(self, *args: Any, scale: np.ndarray | None = None, **kwargs: Any) -> np.ndarray:
+        """Call the learner and the reference on the same inputs; compare shape, then values."""
+        __tracebackhide__ = True
+        expected = self.expected(*args, **kwargs)
+        got = self.call(*args, expected_size=expected.size, **kwargs)
+        self.compare(got, expected, args, kwargs, scale=scale)
+        return got
+
+    # -- judging -------------------------------------------------------------
+    def tolerance(self, args: Sequence[Any]) -> Tolerance:
+        low = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
+        return self.exercise.tolerance("float32" if low else "float64")
+
+    def repro(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+        return repro_line(self.exercise.function, self.exercise.params, tuple(args), kwargs)
+
+    def compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
+                kwargs: dict[str, Any] | None = None, *, scale: np.ndarray | None = None) -> None:
+        __tracebackhide__ = True
+        try:
+            self._compare(got, expected, args, kwargs or {}, scale)
+        except StepFailure:
+            self._remember(args)
+            raise
+
+    def _compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
+                 kwargs: dict[str, Any], scale: np.ndarray | None) -> None:
+        ex = self.exercise
+        dims = ex.dims.get("out", ())
+        if got.shape != expected.shape:
+            raise StepFailure(Failure(
+                kind="shape",
+                summary=f"wrong shape: expected {named_shape(expected.shape, dims)}, "
+                        f"got {got.shape}",
+                details=describe_inputs(ex.params, tuple(args)) + _shape_hint(got.shape, expected.shape),
+                repro=self.repro(args, kwargs),
+                hint="Work out the shape on paper from the input shapes first; "
+                     "print(result.shape) while you work.",
+            ))
+        tol = self.tolerance(args)
+        bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
+        with np.errstate(all="ignore"):
+            err = np.abs(got - expected)
+        exact_zero = expected == 0
+        ok = (err <= bound) | (got == expected)
+        if bool(np.all(ok)):
+            return
+        bad_nonfinite = ~np.isfinite(got) & np.isfinite(expected)
+        if bool(np.any(bad_nonfinite)):
+            idx = tuple(int(i) for i in np.argwhere(bad_nonfinite)[0])
+            raise StepFailure(Failure(
+                kind="nonfinite",
+                summary=f"your output has {got[idx]} at index {idx} where the expected value "
+                        f"is {expected[idx]:.6g}",
+                details=self._inputs_and_arrays(args, got, expected),
+                repro=self.repro(args, kwargs),
+                hint="NaN or inf usually means an overflow (exp of a large number) or 0/0.",
+            ))
+        with np.errstate(all="ignore"):
+            excess = np.where(ok, -np.inf, np.nan_to_num(err - bound, nan=np.inf))
+        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(excess)), excess.shape))
+        g, e = float(got[idx]), float(expected[idx])
+        abs_err = abs(g - e)
+        rel = abs_err / abs(e) if e != 0 else float("inf")
+        bad = int(np.sum(~ok))
+        zero_note = " (this entry must be exactly 0)" if bool(exact_zero[idx]) and ex.id in ("step3", "step6") else ""
+        raise StepFailure(Failure(
+            kind="value",
+            summary=f"wrong values: {bad} of {got.size} entries differ; the worst, at index "
+                    f"{idx}, is {g:.6g} but should be {e:.6g}{zero_note}",
+            details=(
+                f"worst element {idx}: got {g!r}, expected {e!r}\n"
+                f"absolute error {abs_err:.3g}, relative error {rel:.3g}; allowed "
+                f"|got - expected| <= atol + rtol*|expected| with atol={tol.atol:g}, rtol={tol.rtol:g}\n"
+                + self._inputs_and_arrays(args, got, expected)
+            ),
+            repro=self.repro(args, kwargs),
+            hint="Compare your numbers with the expected ones on this small input by hand.",
+        ))
+
+    def _inputs_and_arrays(self, args: Sequence[Any], got: np.ndarray, expected: np.ndarray) -> str:
+        text = describe_inputs(self.exercise.params, tuple(args))
+        if got.size <= 24:
+            text += f"\nexpected: {np.array2string(expected, precision=4)}"
+            text += f"\ngot:      {np.array2string(got, precision=4)}"
+        return text
+
+    def require(self, condition: bool, summary: str, args: Sequence[Any],
+                kwargs: dict[str, Any] | None = None, *, details: str = "", hint: str = "") -> None:
+        """A property beyond equality (rows sum to 1, masked weights are 0, ...)."""
+        __tracebackhide__ = True
+        if not condition:
+            self._remember(args)
+            raise StepFailure(Failure(
+                kind="property",
+                summary=summary,
+                details=(details + "\n" if details else "") + describe_inputs(self.exercise.params, tuple(args)),
+                repro=self.repro(args, kwargs or {}),
+                hint=hint,
+            ))
+
+
+def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    if len(got) == len(expected) >= 2 and got[:-2] == expected[:-2] and got[-2:] == expected[-2:][::-1]:
+        return "\nThe last two axes look swapped: rows and columns are the other way round."
+    if len(got) != len(expected):
+        return (f"\nYour result has {len(got)} dimension(s) but should have {len(expected)}: "
+                "leading batch dimensions must be kept.")
+    return ""
+
+
+__all__ = ["StepContext", "StepFailure", "format_array", "named_shape"]

@@ -1,0 +1,12 @@
+"""wrong_other_negated_scores: softmax of minus the scores, so the least similar keys win.
+Expected diagnosis: none
+"""
+
+import numpy as np
+
+
+def attention(Q, K, V):
+    Q, K, V = np.asarray(Q), np.asarray(K), np.asarray(V)
+    scores = -(Q @ np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V

@@ -1,0 +1,13 @@
+"""wrong_projections_swapped: projects queries with W_k and keys with W_q.
+Expected diagnosis: projections-swapped
+"""
+
+import numpy as np
+
+
+def self_attention(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z)
+    Q, K, V = Z @ W_k, Z @ W_q, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V

@@ -1,0 +1,13 @@
+"""wrong_scale_by_dv: reads the scale from W_v's width, so it divides by sqrt(d_v).
+Expected diagnosis: scale-by-dv
+"""
+
+import numpy as np
+
+
+def self_attention(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(np.shape(W_v)[1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V

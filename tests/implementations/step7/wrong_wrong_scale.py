@@ -1,0 +1,13 @@
+"""wrong_wrong_scale: divides the scores by sqrt(d_model) (Z's width) instead of sqrt(d_k).
+Expected diagnosis: wrong-scale
+"""
+
+import numpy as np
+
+
+def self_attention(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Z.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) @ V

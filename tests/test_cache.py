@@ -1,0 +1,164 @@
+"""The results cache: keyed by content, atomic, and never trusting a bad entry."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from attn_practice import __version__
+from attn_practice.grader import cache as cache_mod
+from attn_practice.grader.cache import ResultsCache, course_fingerprint, grader_fingerprint
+from attn_practice.grader.results import Diagnosis, GradeReport, Status, StepResult
+
+KW = {"grader_version": "0.1.0+abc", "course_fingerprint": "default"}
+
+
+def _submission(root: Path, **files: bytes) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, data in (files or {"step1_scores.py": b"def dot_scores(Q, K):\n    return Q @ K.T\n"}).items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def _report(name: str = "subs/alice", status: Status = Status.FAILED) -> GradeReport:
+    step = StepResult("step1", "Scores", status, 0.0 if status is not Status.PASSED else 1.0, 1.0,
+                      diagnoses=(Diagnosis("transpose-all-axes", "used K.T"),), output="hi\x00")
+    return GradeReport(submission=name, steps=(step,), duration=0.5, grader_version="0.1.0")
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return ResultsCache(tmp_path / "cache")
+
+
+def test_round_trip_relabels_submission(cache, tmp_path):
+    key = cache.key(_submission(tmp_path / "alice"), **KW)
+    assert cache.get(key) is None
+    assert cache.put(key, _report("subs/alice"))
+    got = cache.get(key, submission="elsewhere/bob")
+    assert got is not None and got.submission == "elsewhere/bob"
+    assert got.to_dict() | {"submission": "subs/alice"} == _report("subs/alice").to_dict()
+    assert cache.get(key).submission == "subs/alice"
+
+
+def test_key_depends_on_content_version_and_course_not_path(cache, tmp_path):
+    a = _submission(tmp_path / "a")
+    b = _submission(tmp_path / "b")
+    key = cache.key(a, **KW)
+    assert key == cache.key(b, **KW)  # same bytes elsewhere: same key
+    assert len(key) == 64
+    assert key != cache.key(a, grader_version="0.2.0", course_fingerprint="default")
+    assert key != cache.key(a, grader_version="0.1.0+abc", course_fingerprint="other")
+    (b / "step1_scores.py").write_bytes(b"def dot_scores(Q, K):\n    return K @ Q.T\n")
+    assert cache.key(b, **KW) != key
+    (b / "step1_scores.py").rename(b / "step1_renamed.py")
+    (b / "step1_renamed.py").write_bytes((a / "step1_scores.py").read_bytes())
+    assert cache.key(b, **KW) != key  # a rename changes the key
+
+
+def test_key_ignores_git_pycache_and_symlinks(cache, tmp_path):
+    sub = _submission(tmp_path / "s")
+    key = cache.key(sub, **KW)
+    (sub / ".git").mkdir()
+    (sub / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "__pycache__").mkdir()
+    (sub / "__pycache__" / "x.pyc").write_bytes(b"\x00")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    (sub / "link.txt").symlink_to(outside)
+    (sub / "linkdir").symlink_to(tmp_path, target_is_directory=True)
+    assert cache.key(sub, **KW) == key
+    (sub / "notes.txt").write_text("new")
+    assert cache.key(sub, **KW) != key
+
+
+def test_large_files_count_by_size_and_first_mib(cache, tmp_path, monkeypatch):
+    big = b"a" * (cache_mod.LARGE_FILE + 10)
+    sub = _submission(tmp_path / "s", **{"data.bin": big})
+    key = cache.key(sub, **KW)
+    (sub / "data.bin").write_bytes(big[:-1] + b"b")  # same size, same first MiB
+    assert cache.key(sub, **KW) == key
+    (sub / "data.bin").write_bytes(big + b"c")  # size differs
+    assert cache.key(sub, **KW) != key
+
+
+def test_corrupt_entries_are_removed(cache, tmp_path):
+    key = cache.key(_submission(tmp_path / "s"), **KW)
+    cache.put(key, _report())
+    path = cache.path(key)
+    for junk in ("{not json", json.dumps({"format": 1, "key": "0" * 64, "report": {}}),
+                 json.dumps({"format": 1, "key": key, "report": {"steps": []}}), "[]", "\udcff"):
+        path.write_text(junk, encoding="utf-8", errors="surrogateescape")
+        assert cache.get(key) is None
+        assert not path.exists()
+        cache.put(key, _report())
+
+
+def test_put_is_atomic(cache, tmp_path, monkeypatch):
+    key = cache.key(_submission(tmp_path / "s"), **KW)
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache_mod.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cache.put(key, _report())
+    monkeypatch.undo()
+    assert cache.get(key) is None
+    assert [p for p in cache.directory.rglob("*") if p.is_file()] == []
+
+
+def test_timeouts_and_grader_errors_are_not_cached(cache, tmp_path):
+    key = cache.key(_submission(tmp_path / "s"), **KW)
+    assert not cache.put(key, _report(status=Status.TIMEOUT))
+    assert not cache.put(key, GradeReport("s", error="engine crashed"))
+    assert cache.get(key) is None
+    assert cache.put(key, _report(status=Status.PASSED))
+
+
+def test_bad_keys_are_refused(cache):
+    with pytest.raises(ValueError):
+        cache.path("../../etc/passwd")
+
+
+def test_clear(cache, tmp_path):
+    key = cache.key(_submission(tmp_path / "s"), **KW)
+    cache.put(key, _report())
+    assert cache.clear() == 1
+    assert cache.get(key) is None
+
+
+def test_default_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTN_PRACTICE_CACHE", str(tmp_path / "c"))
+    assert ResultsCache().directory == tmp_path / "c"
+    monkeypatch.delenv("ATTN_PRACTICE_CACHE")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert ResultsCache().directory == tmp_path / ".cache" / "attn-practice" / "results"
+
+
+def test_fingerprints(tmp_path):
+    course = tmp_path / "course.yaml"
+    course.write_text("steps: [step1]\n")
+    base = course_fingerprint(course)
+    assert base == course_fingerprint(course)
+    assert base != course_fingerprint(None)
+    assert course_fingerprint(course, ["step2", "step1"]) == course_fingerprint(course, ["step1", "step2"])
+    assert course_fingerprint(course, ["step1"]) != base
+    course.write_text("steps: [step2]\n")
+    assert course_fingerprint(course) != base
+    fp = grader_fingerprint()
+    assert fp.startswith(__version__ + "+") and fp == grader_fingerprint()
+
+
+def test_unreadable_file_does_not_crash(cache, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    sub = _submission(tmp_path / "s")
+    (sub / "secret.py").write_text("x")
+    (sub / "secret.py").chmod(0)
+    assert len(cache.key(sub, **KW)) == 64
