@@ -168,12 +168,15 @@ def gradescope_run(course: bool = False) -> str:
 RESULTS="${{AUTOGRADER_ROOT:-/autograder}}/results/results.json"
 export PATH="{GRADESCOPE_VENV}/bin:$PATH"
 mkdir -p "${{AUTOGRADER_ROOT:-/autograder}}/results"
+rm -f "$RESULTS"
 timeout --kill-after=10 "${{ATTN_PRACTICE_TIME_LIMIT:-{GRADESCOPE_TIME_LIMIT}}}" \\
   attn-practice grade "${{AUTOGRADER_ROOT:-/autograder}}/submission" \\
   --format gradescope --out "${{AUTOGRADER_ROOT:-/autograder}}/results/results.json"{course_arg}
 status=$?
 echo "attn-practice grade exited with status $status"
-if [ ! -s "$RESULTS" ]; then
+# 0 and 1 mean "graded" (1: some step failed); anything else is the grader's
+# own failure, and whatever file exists then is not to be trusted.
+if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     why="ran out of time"
   else

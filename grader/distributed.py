@@ -13,15 +13,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .. import __version__
 from .results import GradeReport
 
-#: Bounds on what one submission may ship to a worker.
-MAX_FILE_BYTES = 1 << 20
-MAX_TOTAL_BYTES = 32 << 20
+#: Bounds on what one submission may ship to a worker. Generous next to the
+#: engine's own 1 MiB cap on a step file, so an oversized step file still
+#: reaches the engine and gets the same "too large" verdict as a local run.
+MAX_FILE_BYTES = 8 << 20
+MAX_TOTAL_BYTES = 64 << 20
 SKIP_DIRS = frozenset({".git", "__pycache__"})
 NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
 
@@ -67,7 +70,7 @@ def _safe_relpath(rel: str) -> PurePosixPath:
 def _relabel(data: dict[str, Any], tmp: str, name: str) -> dict[str, Any]:
     """Replace the worker's temp path by the original one, everywhere it shows."""
     text = json.dumps(data, ensure_ascii=True)
-    for old in {tmp, os.path.realpath(tmp)}:
+    for old in sorted({tmp, os.path.realpath(tmp)}, key=len, reverse=True):
         text = text.replace(json.dumps(old)[1:-1], json.dumps(name)[1:-1])
     out = json.loads(text)
     out["submission"] = name
@@ -77,12 +80,17 @@ def _relabel(data: dict[str, Any], tmp: str, name: str) -> dict[str, Any]:
 def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any]:
     """Runs on a worker: unpack the payload into a temp dir, grade it, return `to_dict()`.
 
-    `course_file` (`{"name", "data"}`), when in the payload, is written beside
-    the submission and passed as `course=`.
+    `payload["step_ids"]`, when present, are resolved here into the `steps=`
+    the engine takes (ids travel better than Exercise objects); other keyword
+    arguments (e.g. `options=`) go to `grade_submission` unchanged.
     """
     from .engine import grade_submission  # lazily: the worker imports the engine
 
     name = str(payload["name"])
+    if payload.get("step_ids") is not None:
+        from .catalog import resolve_step
+
+        grade_kwargs["steps"] = [resolve_step(s) for s in payload["step_ids"]]
     with tempfile.TemporaryDirectory(prefix="attn-practice-") as tmp:
         sub = Path(tmp) / (Path(name).name or "submission")
         sub.mkdir()
@@ -90,11 +98,6 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
             target = sub / _safe_relpath(rel)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        course = payload.get("course_file")
-        if course is not None:
-            course_path = Path(tmp) / Path(course["name"]).name
-            course_path.write_bytes(course["data"])
-            grade_kwargs["course"] = course_path
         report = grade_submission(sub, **grade_kwargs)
         return _relabel(report.to_dict(), str(sub), name)
 
@@ -108,28 +111,29 @@ def _import_distributed() -> Any:
 
 
 def _failed_report(name: str, exc: BaseException) -> GradeReport:
-    return GradeReport(submission=name, error=f"grading on the Dask cluster failed: {type(exc).__name__}: {exc}")
+    return GradeReport(submission=name, grader_version=__version__,
+                       error=f"grading on the Dask cluster failed: {type(exc).__name__}: {exc}")
 
 
 def grade_on_dask(
-    paths: Iterable[str | os.PathLike[str]], address: str, **grade_kwargs: Any
+    paths: Iterable[str | os.PathLike[str]],
+    address: str,
+    *,
+    labels: Sequence[str] | None = None,
+    step_ids: Sequence[Sequence[str] | None] | None = None,
+    **grade_kwargs: Any,
 ) -> Iterator[tuple[int, GradeReport]]:
     """Grade submissions on a cluster; yield `(index in paths, report)` as each finishes.
 
     `address` is a scheduler address, or "local" for a LocalCluster of two
-    single-threaded worker processes on this machine. A submission whose grading
-    raises on the worker yields a report with `error` set, so one bad worker
-    does not lose the class. A `course=` path is read here and shipped.
+    single-threaded worker processes on this machine. `labels[i]` names path i
+    in its report (default: the path as given); `step_ids[i]` picks its steps.
+    A submission that cannot be read, or whose grading raises on the worker,
+    yields a report with `error` set, so one bad worker does not lose the class.
     """
     distributed = _import_distributed()
     paths = list(paths)
-    course = grade_kwargs.pop("course", None)
-    course_file = None
-    if isinstance(course, (str, os.PathLike)):
-        course_file = {"name": Path(course).name, "data": Path(course).read_bytes()}
-    elif course is not None:
-        grade_kwargs["course"] = course
-
+    names = [str(p) for p in paths] if labels is None else [str(label) for label in labels]
     cluster = None
     if address == "local":
         cluster = distributed.LocalCluster(
@@ -144,10 +148,11 @@ def grade_on_dask(
             try:
                 payload = submission_payload(path)
             except OSError as exc:
-                yield index, _failed_report(str(path), exc)
+                yield index, _failed_report(names[index], exc)
                 continue
-            if course_file is not None:
-                payload["course_file"] = course_file
+            payload["name"] = names[index]
+            if step_ids is not None and step_ids[index] is not None:
+                payload["step_ids"] = list(step_ids[index])
             future = client.submit(grade_payload, payload, pure=False, **grade_kwargs)
             futures[future] = index
         for future in distributed.as_completed(futures):
@@ -155,7 +160,7 @@ def grade_on_dask(
             try:
                 report = GradeReport.from_dict(future.result())
             except Exception as exc:  # the worker's failure becomes this submission's report
-                report = _failed_report(str(paths[index]), exc)
+                report = _failed_report(names[index], exc)
             yield index, report
     finally:
         client.close()

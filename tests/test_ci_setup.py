@@ -171,11 +171,14 @@ def test_run_autograder_passes_arguments_and_keeps_results(tmp_path):
 
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
 def test_run_autograder_writes_results_when_grader_crashes(tmp_path):
-    _fake_grader(tmp_path / "bin", "echo boom >&2; exit 3")
-    proc = _run_autograder(tmp_path, tmp_path / "bin")
-    assert proc.returncode == 0
-    data = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
-    assert data["score"] == 0 and "status 3" in data["output"]
+    results = tmp_path / "autograder" / "results" / "results.json"
+    for body in ("echo boom >&2; exit 3",
+                 'echo \'{"score": 99, "tests": []}\' > "$6"; exit 3'):  # a file it left: not trusted
+        _fake_grader(tmp_path / "bin", body)
+        proc = _run_autograder(tmp_path, tmp_path / "bin")
+        assert proc.returncode == 0
+        data = json.loads(results.read_text())
+        assert data["score"] == 0 and "status 3" in data["output"]
 
 
 # -- the Click group ---------------------------------------------------------------------

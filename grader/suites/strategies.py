@@ -172,3 +172,23 @@ def _batch(batched: bool | None) -> st.SearchStrategy[tuple[int, ...]]:
 WORKED_Q = np.array([[1.0, 0.0, 1.0, 0.0]])
 WORKED_K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
 WORKED_V = np.array([[10.0, 0.0], [0.0, 5.0], [2.0, 2.0]])
+
+
+# --- steps 2-5 -----------------------------------------------------------
+MAX_D_K = 1024
+
+
+def d_k_values(min_value: int = 1) -> st.SearchStrategy[int]:
+    """Key widths for scale_scores: positive ints up to 1024 (most not perfect squares)."""
+    return st.integers(min_value, MAX_D_K)
+
+
+@st.composite
+def scale_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
+                 min_d_k: int = 2) -> tuple[np.ndarray, int]:
+    """(scores, d_k) for scale_scores: scores (..., n_q, n_k), d_k a positive int.
+
+    d_k defaults to at least 2: with d_k = 1 dividing, multiplying and not
+    scaling at all agree, so a test drawing it would prove little.
+    """
+    return draw(score_matrices(batched=batched, dtype=dtype)), draw(d_k_values(min_d_k))

@@ -1,0 +1,161 @@
+"""Hidden suite for step 6: masked_attention(Q, K, V, mask) -> (..., n_q, d_v)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from attn_practice.reference import attention as R
+from attn_practice.grader.suites import strategies as S
+
+pytestmark = pytest.mark.step("step6")
+
+
+def _weights(Q, K, mask):
+    """The reference attention weights, in float64."""
+    Q, K = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
+    scores = R.scale_scores(R.dot_scores(Q, K), Q.shape[-1])
+    return R.softmax(np.where(mask, scores, -np.inf), axis=-1)
+
+
+def _scale(Q, K, V, mask):
+    """Weighted |V|: float32 rounding of the weights moves each output by a fraction of this."""
+    return _weights(Q, K, mask) @ np.abs(np.asarray(V, dtype=np.float64))
+
+
+def _mask(rng, shape, p_allowed=0.5):
+    """A random boolean mask with at least one True (allowed key) in every row."""
+    mask = rng.random(shape) < p_allowed
+    rows = mask.reshape(-1, shape[-1])
+    for row in rows:
+        if not row.any():
+            row[rng.integers(shape[-1])] = True
+    return rows.reshape(shape)
+
+
+def _causal(n_q, n_k):
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
+
+
+def _sentence():
+    from importlib import resources
+
+    import yaml
+
+    data = yaml.safe_load(resources.files("attn_practice.exercises").joinpath("data/sentence.yaml")
+                          .read_text(encoding="utf-8"))
+    return tuple(np.array(data[k], dtype=np.float64) for k in ("queries", "keys", "values"))
+
+
+def test_worked_example(step):
+    """The lesson's example with the first key blocked: mask [[False, True, True]] gives ~[[1.245, 3.133]]."""
+    step.check(S.WORKED_Q, S.WORKED_K, S.WORKED_V, np.array([[False, True, True]]))
+
+
+def test_causal_sentence(step):
+    """The lesson's sentence under a causal mask: every token looks only at itself and earlier tokens."""
+    Q, K, V = _sentence()
+    n = Q.shape[0]
+    step.check(Q, K, V, _causal(n, n))
+
+
+@given(inputs=S.masked_inputs(batched=False, dtype=np.float64))
+def test_random_and_causal_masks(step, inputs):
+    """2-D float64 inputs with random and causal (n_q, n_k) masks match the reference."""
+    step.check(*inputs, scale=_scale(*inputs))
+
+
+@given(inputs=S.masked_inputs(batched=True, dtype=np.float64))
+def test_batched_inputs(step, inputs):
+    """Batch dimensions, with one shared (n_q, n_k) mask or one mask per example (..., n_q, n_k)."""
+    step.check(*inputs, scale=_scale(*inputs))
+
+
+@given(inputs=S.masked_inputs(dtype=np.float32))
+def test_float32_inputs(step, inputs):
+    """float32 inputs give the right values (float32 tolerance)."""
+    Q, K, V, mask = inputs
+    # Moderate scores (|Q|, |K| <= 2.5; dividing by 4 is exact) keep every allowed weight far
+    # from float32 underflow, whatever order a correct implementation masks and shifts in.
+    Q, K = Q / np.float32(4), K / np.float32(4)
+    step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+
+
+def test_shared_mask_over_a_batch(step):
+    """One (n_q, n_k) mask applies to every example of a batch; a (batch, n_q, n_k) mask per example."""
+    rng = np.random.default_rng(6)
+    Q, K, V = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 6, 5)), rng.normal(size=(2, 3, 6, 2))
+    Q *= 2.0
+    shared = _mask(rng, (4, 6))
+    step.check(Q, K, V, shared, scale=_scale(Q, K, V, shared))
+    per_example = _mask(rng, (2, 3, 4, 6))
+    step.check(Q, K, V, per_example, scale=_scale(Q, K, V, per_example))
+
+
+def test_blocked_values_are_ignored(step):
+    """Blocked keys get weight exactly 0: changing V[j] leaves every row that may not see key j unchanged, bit for bit."""
+    rng = np.random.default_rng(66)
+    Q, K, V = rng.normal(size=(2, 4, 3)) * 2.0, rng.normal(size=(2, 5, 3)) * 2.0, rng.normal(size=(2, 5, 2))
+    mask = _mask(rng, (2, 4, 5))
+    mask[0, :, 4] = False  # key 4 of the first example is blocked for every query
+    base = step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    for j in range(K.shape[-2]):
+        V2 = V.copy()
+        V2[:, j, :] = rng.uniform(1e5, 1e6, size=(2, 2)) * np.array([1.0, -1.0])
+        got = step.call(Q, K, V2, mask, expected_size=base.size)
+        blocked = ~mask[:, :, j]  # (batch, n_q): rows that must not see key j
+        moved = blocked & np.any(got != base, axis=-1)
+        if np.any(moved):
+            b, i = (int(x) for x in np.argwhere(moved)[0])
+            step.require(
+                False,
+                f"key {j} is blocked for query {i} (batch {b}), yet changing V[{b}, {j}] changed "
+                f"output row {i}: from {base[b, i]} to {got[b, i]}",
+                (Q, K, V2, mask),
+                details=f"mask[{b}, {i}] = {mask[b, i]}",
+                hint="A blocked pair must get weight exactly 0, so its value row cannot matter. "
+                     "Set blocked scores to -inf before the softmax, and check which of True and "
+                     "False means 'allowed'.",
+            )
+
+
+def test_causal_mask_hides_the_future(step):
+    """With a causal mask, output row i does not depend on the keys and values after position i."""
+    rng = np.random.default_rng(666)
+    n, d_k, d_v = 5, 3, 2
+    Q, K, V = rng.normal(size=(2, n, d_k)) * 2.0, rng.normal(size=(2, n, d_k)) * 2.0, rng.normal(size=(2, n, d_v))
+    mask = _causal(n, n)
+    base = step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    tol = step.tolerance((Q,))
+    for i in range(n - 1):
+        K2, V2 = K.copy(), V.copy()
+        K2[:, i + 1:] = rng.normal(size=K2[:, i + 1:].shape) * 2.0
+        V2[:, i + 1:] = rng.uniform(1e5, 1e6, size=V2[:, i + 1:].shape)
+        got = step.call(Q, K2, V2, mask, expected_size=base.size)
+        # Bounded, not bit-exact: a correct version may shift by the max over all keys, which
+        # moves when a later key changes; the changed values (~1e5) would show far above this.
+        bound = tol.atol + tol.rtol * _scale(Q, K, V, mask)[:, : i + 1]
+        moved = np.abs(got[:, : i + 1] - base[:, : i + 1]) > bound
+        if np.any(moved):
+            b, r = (int(x) for x in np.argwhere(moved)[0][:2])
+            step.require(
+                False,
+                f"with a causal mask, changing keys and values after position {i} changed output "
+                f"row {r} (batch {b}): from {base[b, r]} to {got[b, r]}",
+                (Q, K2, V2, mask),
+                hint="Query i may only attend to keys 0..i (mask True); later keys need weight "
+                     "exactly 0.",
+            )
+
+
+def test_large_scores_stay_finite(step):
+    """Scores in the thousands (blocked and allowed alike) still give finite, correct output."""
+    rng = np.random.default_rng(6666)
+    n_q, n_k, d_k, d_v = 3, 5, 4, 2
+    direction = rng.normal(size=d_k)
+    Q = 60.0 * direction + rng.normal(size=(n_q, d_k))
+    K = 60.0 * direction + 0.05 * rng.normal(size=(n_k, d_k))
+    V = rng.normal(size=(n_k, d_v))
+    mask = _mask(rng, (n_q, n_k), 0.6)
+    scores = R.dot_scores(Q, K) / np.sqrt(d_k)
+    assert 1e3 < scores.min() and scores.max() < 1e5 and np.ptp(scores, axis=-1).max() < 50  # self-check
+    step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
