@@ -59,6 +59,7 @@ class Engine:
         self.options = options or RunOptions()
         self.launcher = Launcher()
         self.launcher.warm()
+        self.replay = ExampleReplay()
         _configure_hypothesis(self.options.max_examples)
 
     def close(self) -> None:
@@ -113,7 +114,7 @@ class Engine:
                     learner.close()
                     continue
                 contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
-            outcomes = run_suites(contexts, self.options.extra_suites) if contexts else {}
+            outcomes = run_suites(contexts, self.options.extra_suites, self.replay) if contexts else {}
             results = []
             for ex in steps:
                 if ex.id in early:
@@ -257,8 +258,9 @@ def _configure_hypothesis(max_examples: int) -> None:
 class _SuitePlugin:
     """Provides the `step` fixture and marker, and collects every outcome."""
 
-    def __init__(self, contexts: dict[str, StepContext]):
+    def __init__(self, contexts: dict[str, StepContext], replay: ExampleReplay | None = None):
         self.contexts = contexts
+        self.replay = replay
         self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
         self._started: dict[str, float] = {}
 
@@ -279,6 +281,16 @@ class _SuitePlugin:
         ctx = self.contexts[_step_of(request.node)]
         ctx.begin_test()
         return ctx
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """Run Hypothesis tests through the example replay (see `ExampleReplay`)."""
+        hyp = getattr(pyfuncitem.obj, "hypothesis", None)
+        if hyp is None or self.replay is None:
+            return None
+        funcargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        self.replay.run(pyfuncitem, hyp, funcargs)
+        return True
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
@@ -375,9 +387,67 @@ def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str
     return files
 
 
-def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = ()) -> dict[str, list[TestResult]]:
+class ExampleReplay:
+    """Replays the examples of a passing derandomised Hypothesis run.
+
+    With `derandomize=True` and every example passing, Hypothesis draws the
+    same sequence for every submission. So the first all-passing run of each
+    test is recorded, and later submissions are first run on that recording
+    alone (no Hypothesis engine, a fraction of the cost). Only if one of
+    them fails does the real Hypothesis run happen, finding the same failure
+    and shrinking it, so the report is exactly what a fresh run would give.
+    """
+
+    def __init__(self) -> None:
+        self.recordings: dict[tuple[str, int], list[dict[str, Any]]] = {}
+
+    def run(self, item: pytest.Function, hyp: Any, funcargs: dict[str, Any]) -> None:
+        from hypothesis import settings as hsettings
+
+        original = getattr(hyp, "_attn_original", None) or hyp.inner_test
+        hyp._attn_original = original
+        key = (item.nodeid, hsettings.default.max_examples)
+        recorded = self.recordings.get(key)
+        if recorded is not None:
+            try:
+                for example in recorded:
+                    original(**funcargs, **_copy_example(example))
+                return
+            except (StepFailure, LearnerError):
+                pass  # fall through: the real run finds and shrinks it
+        record: list[dict[str, Any]] = []
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            record.append(_copy_example({k: v for k, v in kwargs.items() if k not in funcargs}))
+            return original(*args, **kwargs)
+
+        hyp.inner_test = recording
+        try:
+            item.obj(**funcargs)
+        finally:
+            hyp.inner_test = original
+        self.recordings[key] = record
+
+
+def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    def copy(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return v.copy()
+        if isinstance(v, tuple):
+            return tuple(copy(x) for x in v)
+        if isinstance(v, list):
+            return [copy(x) for x in v]
+        return v
+
+    return {k: copy(v) for k, v in example.items()}
+
+
+def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
+               replay: ExampleReplay | None = None) -> dict[str, list[TestResult]]:
     """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
-    plugin = _SuitePlugin(contexts)
+    plugin = _SuitePlugin(contexts, replay)
     args = [
         *suite_files(list(contexts), extra),
         "-c", str(SUITE_INI),

@@ -40,8 +40,47 @@ def dtypes() -> st.SearchStrategy[Any]:
     return st.sampled_from(DTYPES)
 
 
-def arrays(shape: tuple[int, ...], dtype: Any = np.float64, bound: float = ELEMENT_BOUND) -> st.SearchStrategy[np.ndarray]:
-    return hnp.arrays(np.dtype(dtype), shape, elements=elements(dtype, bound))
+#: How `arrays` fills an array; Hypothesis shrinks towards the first (small integers),
+#: which makes a failing example easy to read and to retype.
+STYLES = ("small-ints", "normal", "uniform", "wide-ints", "mixed-scale", "extremes")
+
+
+_STYLE = st.sampled_from(STYLES)
+_SEED = st.integers(0, 2**32 - 1)
+
+
+@st.composite
+def arrays(draw: Any, shape: tuple[int, ...], dtype: Any = np.float64,
+           bound: float = ELEMENT_BOUND) -> np.ndarray:
+    """Float arrays of `shape`, values within +-bound.
+
+    Hypothesis draws a fill style and a seed rather than every element: two
+    choices per array instead of hundreds keeps each example cheap (a whole
+    step checks in a fraction of a second), and shrinking still goes to the
+    simplest style and seed. Module-level strategies avoid rebuilding
+    strategy objects on every draw, which costs more than the draw itself.
+    """
+    return _materialize(tuple(shape), np.dtype(dtype), draw(_STYLE), draw(_SEED), float(bound))
+
+
+def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int, bound: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    small = min(bound, 3.0)
+    if style == "small-ints":
+        a = rng.integers(-int(small), int(small) + 1, size=shape).astype(np.float64)
+    elif style == "normal":
+        a = rng.normal(0.0, min(bound / 3, 2.0), size=shape)
+    elif style == "uniform":
+        a = rng.uniform(-bound, bound, size=shape)
+    elif style == "wide-ints":
+        a = rng.integers(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape).astype(np.float64)
+    elif style == "mixed-scale":
+        a = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 1 + int(np.log10(max(bound, 1.0))), size=shape)
+    else:  # extremes: values at and near the bound, with zeros
+        a = rng.choice(np.array([-bound, -bound / 2, 0.0, bound / 2, bound]), size=shape)
+    a = np.clip(a, -bound, bound)
+    with np.errstate(over="ignore"):
+        return a.astype(dtype)
 
 
 @st.composite
