@@ -33,7 +33,7 @@ class Problem(click.ClickException):
         self.exit_code = code
 
     def show(self, file: Any = None) -> None:
-        error_console().print(f"[bold red]error:[/] {self.format_message()}", highlight=False)
+        error_console().print(f"[bold red]error:[/] {self.format_message()}", highlight=False, soft_wrap=True)
 
 
 def console() -> Console:
@@ -64,6 +64,11 @@ def _step(name: str) -> Exercise:
         return resolve_step(name)
     except UnknownStep as exc:
         raise Problem(str(exc)) from None
+
+
+def _exit(code: int) -> NoReturn:
+    """End a command with `code` (Click ignores return values in standalone mode)."""
+    click.get_current_context().exit(code)
 
 
 def _warn(messages: list[str]) -> None:
@@ -149,7 +154,7 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
     from .grader.reports.learner import render_check
 
     render_check(console(), outcome, verbose=verbose)
-    return EXIT_PASSED if outcome.report.passed else EXIT_FAILED
+    _exit(EXIT_PASSED if outcome.report.passed else EXIT_FAILED)
 
 
 # ------------------------------------------------------------------ hint
@@ -336,7 +341,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     from .grader.reports.output import emit
 
     emit(reports, fmt, out=out, console=console(), verbose=verbose)
-    return EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED
+    _exit(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
 
 
 def _register_optional_commands() -> None:

@@ -82,7 +82,7 @@ def run_grading(request: GradeRequest) -> list[GradeReport]:
     cache, keys = _open_cache(request, course, paths)
     todo = []
     for i, p in enumerate(paths):
-        cached = cache.get(keys[i]) if cache is not None and keys[i] else None
+        cached = cache.get(keys[i], submission=labels[i]) if cache is not None and keys[i] else None
         if cached is not None:
             results[i] = replace(cached, submission=labels[i])
         else:
@@ -158,16 +158,15 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
 def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tuple[Any, list[str | None]]:
     if not request.use_cache:
         return None, [None] * len(paths)
-    try:
-        from .cache import ResultsCache
-    except ImportError:
-        return None, [None] * len(paths)
+    from .cache import ResultsCache, grader_fingerprint
+
     cache = ResultsCache(request.cache_dir) if request.cache_dir else ResultsCache()
     fingerprint = course.fingerprint or "default"
+    version = grader_fingerprint()
     keys: list[str | None] = []
     for p in paths:
         try:
-            keys.append(cache.key(p, grader_version=__version__, course_fingerprint=fingerprint))
+            keys.append(cache.key(p, grader_version=version, course_fingerprint=fingerprint))
         except OSError:
             keys.append(None)
     return cache, keys

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .catalog import Exercise, load_catalog
 from .engine import Engine, RunOptions
 from .results import GradeReport
-from .workspace import State, Workspace
+from .workspace import STATE_FILE, State, Workspace
 
 
 @dataclass
@@ -18,14 +18,20 @@ class CheckOutcome:
     state: State
     next_step: Exercise | None  # what to do after this check
     hints_total: dict[str, int]
+    warnings: list[str] = field(default_factory=list)  # e.g. progress could not be saved
 
 
-def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
-              reference_steps: bool = False, options: RunOptions | None = None) -> CheckOutcome:
-    options = options or RunOptions(reference_steps=reference_steps)
-    with Engine(options) as engine:
-        report = engine.grade(ws.root, steps, label=str(ws.root))
-    now = _dt.datetime.now().isoformat(timespec="seconds")
+def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> Exercise | None:
+    """The first step (core, then bonus) that has not passed yet; None when all have."""
+    for e in catalog or load_catalog():
+        if state.step(e.id).status != "passed":
+            return e
+    return None
+
+
+def record(state: State, report: GradeReport, when: str | None = None) -> None:
+    """Write a check's results into `state`: attempts, status, when first passed."""
+    now = when or _dt.datetime.now().isoformat(timespec="seconds")
     for s in report.steps:
         st = state.step(s.id)
         st.attempts += 1
@@ -33,9 +39,30 @@ def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
             if st.status != "passed":
                 st.passed_at = now
             st.status = "passed"
-        else:
+        else:  # the latest check decides; `passed_at` remembers that it passed once
             st.status = "failed"
-    ws.save_state(state)
+
+
+def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
+              reference_steps: bool = False, options: RunOptions | None = None,
+              engine: Engine | None = None) -> CheckOutcome:
+    """Grade `steps` of the workspace, then save progress (re-read under a lock first).
+
+    `engine` lets a caller that checks many times (tests, `watch`) keep one warm.
+    """
+    options = options or RunOptions(reference_steps=reference_steps)
+    if engine is None:
+        with Engine(options) as own:
+            report = own.grade(ws.root, steps, label=str(ws.root))
+    else:
+        report = engine.grade(ws.root, steps, label=str(ws.root))
+    warnings: list[str] = []
     catalog = load_catalog()
-    todo = [e for e in catalog if state.step(e.id).status != "passed"]
-    return CheckOutcome(report, state, todo[0] if todo else None, {e.id: len(e.hints) for e in catalog})
+    try:
+        state = ws.update_state(lambda st: record(st, report), catalog)
+    except OSError as exc:
+        record(state, report)
+        warnings.append(f"your progress could not be saved to {STATE_FILE} "
+                        f"({exc.strerror or exc}); the result above still stands.")
+    return CheckOutcome(report, state, first_unpassed(state, catalog),
+                        {e.id: len(e.hints) for e in catalog}, warnings)

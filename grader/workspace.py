@@ -8,10 +8,11 @@ file is never overwritten without a timestamped backup.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ STATE_FILE = "attn-practice.yaml"
 BACKUP_DIR = "backups"
 DEFAULT_DIR = "attention-practice"
 STATES = ("not started", "failed", "passed")
+README_TITLE = "# Attention practice"
 
 
 class NotInWorkspace(LookupError):
@@ -48,16 +50,21 @@ class State:
     steps: dict[str, StepState] = field(default_factory=dict)
     created: str = ""
     warnings: list[str] = field(default_factory=list)  # not saved: what loading had to repair
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys, kept as found
 
     def step(self, step_id: str) -> StepState:
         return self.steps.setdefault(step_id, StepState())
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **{k: v for k, v in self.extra.items() if k not in _STATE_KEYS},
             "attn-practice": __version__,
             "created": self.created,
             "steps": {k: v.to_dict() for k, v in sorted(self.steps.items(), key=lambda kv: _num(kv[0]))},
         }
+
+
+_STATE_KEYS = ("attn-practice", "created", "steps")
 
 
 def _num(step_id: str) -> int:
@@ -82,27 +89,47 @@ class Workspace:
 
     # -- state ------------------------------------------------------------
     def load_state(self, catalog: Sequence[Exercise] | None = None) -> State:
-        """Read the state; rebuild it (with a warning) if it is missing or corrupt."""
+        """Read the state; rebuild it (with a warning) if it is missing or corrupt.
+
+        A corrupt file is copied to backups/ before it is replaced, so even a
+        hand-edited state file that went wrong is never simply lost.
+        """
         catalog = catalog or load_catalog()
         warnings: list[str] = []
         raw: Any = None
         if not self.state_path.exists():
-            warnings.append(f"{STATE_FILE} was missing; it has been recreated (progress starts afresh).")
+            warnings.append(f"{STATE_FILE} was missing, so it has been recreated: progress and "
+                            "hint counts start afresh (your step files are untouched).")
         else:
             try:
                 raw = yaml.safe_load(self.state_path.read_text(encoding="utf-8"))
                 if not isinstance(raw, dict):
-                    raise ValueError("not a mapping")
-            except (OSError, ValueError, yaml.YAMLError, UnicodeDecodeError):
-                warnings.append(f"{STATE_FILE} was unreadable; it has been rebuilt "
-                                "(progress and hint counts start afresh).")
+                    what = "empty" if raw is None else f"a YAML {type(raw).__name__}, not a mapping"
+                    raise ValueError(what)
+            except (OSError, ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
+                reason = "not valid YAML" if isinstance(exc, yaml.YAMLError) else (
+                    "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
+                    (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc))
+                kept = ""
+                try:
+                    if self.state_path.is_file():
+                        kept = f" The old file is kept as {self.backup(self.state_path).relative_to(self.root)}."
+                except OSError:
+                    pass
+                warnings.append(f"{STATE_FILE} could not be read ({reason}), so it has been rebuilt: "
+                                f"progress and hint counts start afresh (your step files are "
+                                f"untouched).{kept}")
                 raw = None
-        state = State(created=str((raw or {}).get("created") or _now()), warnings=warnings)
-        steps_raw = (raw or {}).get("steps") or {}
-        valid = {e.id for e in catalog}
+        raw = raw or {}
+        created = raw.get("created")
+        state = State(created=str(created) if isinstance(created, (str, _dt.date)) and created else _now(),
+                      warnings=warnings,
+                      extra={str(k): v for k, v in raw.items() if k not in _STATE_KEYS})
+        steps_raw = raw.get("steps") or {}
+        by_id = {e.id: e for e in catalog}
         if isinstance(steps_raw, dict):
             for sid, data in steps_raw.items():
-                if sid not in valid or not isinstance(data, dict):
+                if sid not in by_id or not isinstance(data, dict):
                     continue
                 st = StepState()
                 if data.get("status") in STATES:
@@ -111,18 +138,58 @@ class Workspace:
                     value = data.get(key, 0)
                     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                         setattr(st, key, value)
+                st.hints = min(st.hints, len(by_id[sid].hints))
                 st.passed_at = str(data.get("passed_at") or "")
                 state.steps[sid] = st
         for e in catalog:
             state.step(e.id)
         if warnings:
-            self.save_state(state)
+            try:
+                self.save_state(state)
+            except OSError as exc:
+                warnings.append(f"{STATE_FILE} could not be written ({exc.strerror or exc}); "
+                                "progress will not be saved.")
         return state
 
     def save_state(self, state: State) -> None:
         text = "# attn-practice progress (safe to delete: it is rebuilt)\n" + yaml.safe_dump(
             state.to_dict(), sort_keys=False)
         write_atomic(self.state_path, text)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold an exclusive lock on the workspace folder (two `check`s at once lose nothing)."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not on POSIX: no locking, still atomic writes
+            yield
+            return
+        try:
+            fd = os.open(self.root, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                pass
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def update_state(self, change: Callable[[State], None],
+                     catalog: Sequence[Exercise] | None = None) -> State:
+        """Re-read the state, apply `change`, write it back atomically, all under the lock.
+
+        Re-reading right before the write means a hint revealed in another
+        terminal while a check was running is not overwritten by the check.
+        """
+        with self.locked():
+            state = self.load_state(catalog)
+            change(state)
+            self.save_state(state)
+        return state
 
     # -- files ------------------------------------------------------------
     def backup(self, path: Path) -> Path:
@@ -135,14 +202,30 @@ class Workspace:
         while target.exists():
             target = folder / f"{path.stem}-{stamp}-{n}{path.suffix}"
             n += 1
-        write_atomic(target, path.read_bytes())
+        if path.is_symlink() and not path.exists():
+            write_atomic(target, f"(a broken link to {os.readlink(path)})\n")
+        else:
+            write_atomic(target, path.read_bytes())
         return target
 
     def reset(self, ex: Exercise) -> Path | None:
-        """Restore the stub; returns the backup of what was there (if anything)."""
+        """Restore the stub; returns the backup of what was there (None: nothing worth keeping).
+
+        The backup is written (and flushed) before the file is replaced.
+        """
         path = self.file_for(ex)
-        backup = self.backup(path) if path.is_file() else None
-        write_atomic(path, ex.stub_source())
+        stub = ex.stub_source()
+        backup = None
+        if path.is_symlink() or path.is_file():
+            try:
+                same = path.read_text(encoding="utf-8") == stub
+            except (OSError, UnicodeDecodeError):
+                same = False
+            if not same:
+                backup = self.backup(path)
+        if path.is_symlink():
+            path.unlink()
+        write_atomic(path, stub)
         return backup
 
 
@@ -150,8 +233,16 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Write via a temp file in the same folder and rename, so readers never see half a file."""
     path = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        mode = os.stat(path).st_mode & 0o777  # keep the permissions of the file we replace
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        try:
+            os.fchmod(fd, mode)  # mkstemp makes 0600 files; a learner's files should look normal
+        except (OSError, AttributeError):
+            pass
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -165,24 +256,55 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def looks_like_workspace(folder: Path, catalog: Sequence[Exercise] | None = None) -> bool:
+    """A workspace whose state file was deleted: our README, or two or more step files."""
+    try:
+        readme = folder / "README.md"
+        if readme.is_file():
+            with open(readme, encoding="utf-8", errors="replace") as f:
+                if f.readline().strip() == README_TITLE:
+                    return True
+        catalog = catalog or load_catalog()
+        return sum(os.path.lexists(folder / e.file) for e in catalog) >= 2
+    except OSError:
+        return False
+
+
 def find_workspace(start: Path | None = None) -> Workspace:
     """Walk up from `start` (default: cwd) to the folder holding attn-practice.yaml."""
-    here = Path(start or Path.cwd()).resolve()
+    try:
+        here = Path(start or Path.cwd()).resolve()
+    except OSError:  # the current folder was deleted under us
+        raise NotInWorkspace(
+            "the current folder no longer exists. cd into your workspace, or start one with:  "
+            "attn-practice start") from None
     for folder in (here, *here.parents):
-        if (folder / STATE_FILE).is_file():
+        state = folder / STATE_FILE
+        if state.is_file() or (not state.exists() and looks_like_workspace(folder)):
+            # (a deleted state file is rebuilt, with a warning, by load_state)
             return Workspace(folder)
     raise NotInWorkspace(
-        f"{here} is not inside an attn-practice workspace (no {STATE_FILE} here or above).\n"
-        "Start one with:  attn-practice start   (then cd attention-practice)"
+        f"{here} is not inside an attn-practice workspace (no {STATE_FILE} here or in any "
+        "folder above).\n"
+        "Start one with:  attn-practice start    (it creates ./attention-practice; then cd into it)\n"
+        "or cd into the workspace you already have."
     )
 
 
 @dataclass
 class StartResult:
     workspace: Workspace
-    created: list[str]
-    kept: list[str]
-    existed: bool
+    created: list[str]  # files written now
+    kept: list[str]  # files that were already there (never touched)
+    existed: bool  # the folder was already a workspace (it had a state file)
+    warnings: list[str] = field(default_factory=list)
+    inside: Path | None = None  # another workspace that encloses this new one
 
 
 def create_workspace(directory: Path, catalog: Sequence[Exercise] | None = None) -> StartResult:
@@ -191,11 +313,19 @@ def create_workspace(directory: Path, catalog: Sequence[Exercise] | None = None)
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise FileExistsError(f"{directory} exists and is not a folder")
-    existed = (directory / STATE_FILE).exists()
+    existed = (directory / STATE_FILE).is_file()
+    inside = None
+    if not existed:
+        try:
+            outer = find_workspace(directory.resolve().parent)
+            inside = outer.root
+        except (NotInWorkspace, OSError):
+            pass
     directory.mkdir(parents=True, exist_ok=True)
     ws = Workspace(directory.resolve())
     created: list[str] = []
     kept: list[str] = []
+    warnings: list[str] = []
     for ex in catalog:
         target = ws.file_for(ex)
         if os.path.lexists(target):
@@ -209,18 +339,18 @@ def create_workspace(directory: Path, catalog: Sequence[Exercise] | None = None)
     else:
         write_atomic(readme, workspace_readme(catalog))
         created.append("README.md")
-    if ws.state_path.exists():
+    if os.path.lexists(ws.state_path):
         kept.append(STATE_FILE)
-        ws.load_state(catalog)  # repairs a corrupt one
+        warnings.extend(ws.load_state(catalog).warnings)  # repairs a corrupt one
     else:
         ws.save_state(State(created=_now(), steps={e.id: StepState() for e in catalog}))
         created.append(STATE_FILE)
-    return StartResult(ws, created, kept, existed)
+    return StartResult(ws, created, kept, existed, warnings, inside)
 
 
 def workspace_readme(catalog: Sequence[Exercise]) -> str:
     lines = [
-        "# Attention practice",
+        README_TITLE,
         "",
         "Attention is a look-up by *content*: a query is compared with every key,",
         "the scores become weights, and the output is the weighted mix of the values.",

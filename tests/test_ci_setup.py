@@ -251,17 +251,31 @@ def _grade_cli_works() -> str | None:
     return None
 
 
+SYNTHETIC = {
+    "step1_scores.py": "import numpy as np\n\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)\n",
+    "step2_scale.py": "def scale_scores(scores, d_k):\n    print('::set-output name=score::100')\n    return scores\n",
+    "step5_attention.py": "def attention(Q, K, V)\n    pass\n",
+}
+
+
+def _example_submissions(tmp_path: Path) -> list[Path]:
+    """A few of tests/submissions (when there), plus one made here with known outcomes."""
+    cases = sorted(p for p in SUBMISSIONS.iterdir() if p.is_dir())[:4] if SUBMISSIONS.is_dir() else []
+    mixed = tmp_path / "cases" / "synthetic-mixed"
+    mixed.mkdir(parents=True)
+    for name, text in SYNTHETIC.items():
+        (mixed / name).write_text(text)
+    return [*cases, mixed]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
 def test_run_autograder_end_to_end(tmp_path):
     reason = _grade_cli_works()
     if reason:
         pytest.skip(reason)
-    cases = sorted(p for p in SUBMISSIONS.iterdir() if p.is_dir()) if SUBMISSIONS.is_dir() else []
-    if not cases:
-        pytest.skip("no example submissions in tests/submissions yet")
-    for case in cases[:6]:
-        work = tmp_path / case.name
+    for case in _example_submissions(tmp_path):
+        work = tmp_path / "runs" / case.name
         root = work / "autograder"
         shutil.copytree(case, root / "submission", symlinks=True)
         proc = _run_autograder(work, None)
@@ -273,3 +287,6 @@ def test_run_autograder_end_to_end(tmp_path):
             assert t["status"] in ("passed", "failed") and t["max_score"] >= t["score"] >= 0
         if case.name == "all-correct":
             assert all(t["status"] == "passed" for t in data["tests"])
+        if case.name == "synthetic-mixed":
+            status = {t["number"]: t["status"] for t in data["tests"]}
+            assert status["1"] == "passed" and status["2"] == "failed" and status["5"] == "failed"

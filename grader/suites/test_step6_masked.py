@@ -97,6 +97,7 @@ def test_blocked_values_are_ignored(step):
     Q, K, V = rng.normal(size=(2, 4, 3)) * 2.0, rng.normal(size=(2, 5, 3)) * 2.0, rng.normal(size=(2, 5, 2))
     mask = _mask(rng, (2, 4, 5))
     mask[0, :, 4] = False  # key 4 of the first example is blocked for every query
+    mask[0, :, 0] = True  # ... and key 0 allowed, so no row is left without a key
     base = step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
     for j in range(K.shape[-2]):
         V2 = V.copy()

@@ -1,0 +1,155 @@
+"""Dask scale-out: payloads, worker-side grading, and the cluster driver."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from attn_practice.grader import distributed as dist
+from attn_practice.grader.results import GradeReport, Status, StepResult
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+
+
+def _submission(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "step1_scores.py").write_text("def dot_scores(Q, K):\n    return Q @ K.T\n")
+    (root / "pkg" / "helper.py").write_text("X = 1\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref\n")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "a.pyc").write_bytes(b"\0")
+    return root
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    """An engine stand-in: reports which files it saw, and a traceback naming its path."""
+    calls = []
+
+    def grade_submission(path, *, steps=None, options=None):
+        path = Path(path)
+        calls.append({"steps": steps, "options": options})
+        if (path / "CRASH").exists():
+            raise RuntimeError("engine exploded")
+        files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+        step = StepResult("step1", "Scores", Status.FAILED, 0.0, 1.0, output=",".join(files),
+                          error=f'File "{path}/step1_scores.py", line 2')
+        return GradeReport(submission=str(path), steps=(step,), duration=0.1)
+
+    module = types.ModuleType("attn_practice.grader.engine")
+    module.grade_submission = grade_submission
+    monkeypatch.setitem(sys.modules, "attn_practice.grader.engine", module)
+    return calls
+
+
+def test_payload_holds_regular_files_only(tmp_path):
+    sub = _submission(tmp_path / "alice")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("do not ship")
+    (sub / "link.txt").symlink_to(outside)
+    (sub / "linkdir").symlink_to(tmp_path, target_is_directory=True)
+    payload = dist.submission_payload(sub)
+    assert payload["name"] == str(sub)
+    assert set(payload["files"]) == {"step1_scores.py", "pkg/helper.py"}
+    assert payload["files"]["pkg/helper.py"] == b"X = 1\n"
+    json.dumps({k: v for k, v in payload.items() if k != "files"})  # plain data besides bytes
+
+
+def test_payload_is_size_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(dist, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(dist, "MAX_TOTAL_BYTES", 150)
+    sub = tmp_path / "s"
+    sub.mkdir()
+    (sub / "a_big.bin").write_bytes(b"x" * 101)
+    (sub / "b.py").write_bytes(b"y" * 90)
+    (sub / "c.py").write_bytes(b"z" * 90)
+    payload = dist.submission_payload(sub)
+    assert set(payload["files"]) == {"b.py"}
+    assert payload["skipped"] == ["a_big.bin", "c.py"]
+
+
+def test_payload_of_a_missing_directory(tmp_path):
+    with pytest.raises(NotADirectoryError):
+        dist.submission_payload(tmp_path / "nope")
+
+
+def test_grade_payload_relabels_and_resolves_steps(tmp_path, fake_engine):
+    payload = dist.submission_payload(_submission(tmp_path / "alice"))
+    payload["name"] = "class/alice"
+    payload["step_ids"] = ["step1"]
+    data = dist.grade_payload(payload, options="opts")
+    assert data["submission"] == "class/alice"
+    step = data["steps"][0]
+    assert step["output"] == "pkg/helper.py,step1_scores.py"
+    assert step["error"] == 'File "class/alice/step1_scores.py", line 2'  # no worker temp path
+    assert [e.id for e in fake_engine[0]["steps"]] == ["step1"]
+    assert fake_engine[0]["options"] == "opts"
+    assert GradeReport.from_dict(data).submission == "class/alice"
+
+
+@pytest.mark.parametrize("bad", ["../escape.py", "/etc/passwd", "a/../../b", ""])
+def test_grade_payload_refuses_paths_outside(bad, fake_engine):
+    with pytest.raises(ValueError):
+        dist.grade_payload({"name": "x", "files": {bad: b"1"}})
+
+
+def test_without_dask_a_plain_runtime_error(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(RuntimeError, match=r"pip install 'attn-practice\[dask\]'"):
+        next(dist.grade_on_dask([tmp_path], "local"))
+
+
+@pytest.fixture
+def in_process_cluster():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    yield cluster
+    cluster.close()
+
+
+def test_grade_on_dask_yields_every_index(tmp_path, fake_engine, in_process_cluster):
+    subs = [_submission(tmp_path / name) for name in ("alice", "bob", "carol")]
+    (subs[1] / "CRASH").write_text("")
+    paths = [*subs, tmp_path / "missing"]
+    labels = ["A", "B", "C", "M"]
+    got = dict(dist.grade_on_dask(paths, in_process_cluster.scheduler_address, labels=labels,
+                                  step_ids=[["step1"], None, None, None], options="o"))
+    assert set(got) == {0, 1, 2, 3}
+    assert [got[i].submission for i in range(4)] == labels
+    assert got[0].steps[0].output == "pkg/helper.py,step1_scores.py" and not got[0].error
+    assert "engine exploded" in got[1].error
+    assert got[3].error and not got[3].steps
+    assert all(call["options"] == "o" for call in fake_engine)
+
+
+@pytest.mark.slow
+def test_grade_on_local_cluster_end_to_end(tmp_path):
+    """Real engine, real worker processes: the same grades as a local run."""
+    pytest.importorskip("distributed")
+    engine = pytest.importorskip("attn_practice.grader.engine")
+    if not hasattr(engine, "grade_submission"):
+        pytest.skip("the engine has no grade_submission yet")
+    right, wrong = tmp_path / "right", tmp_path / "wrong"
+    right.mkdir()
+    wrong.mkdir()
+    (right / "step1_scores.py").write_text(
+        "import numpy as np\n\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)\n")
+    (wrong / "step1_scores.py").write_text("def dot_scores(Q, K):\n    return Q * K\n")
+    cases = [right, wrong]
+    if SUBMISSIONS.is_dir():
+        cases += sorted(p for p in SUBMISSIONS.iterdir() if p.is_dir())[:2]
+    got = dict(dist.grade_on_dask(cases, "local"))
+    assert sorted(got) == list(range(len(cases)))
+    assert got[0].step("step1").status is Status.PASSED
+    assert got[1].step("step1").status is not Status.PASSED
+    for i, case in enumerate(cases):
+        local = engine.grade_submission(case)
+        assert got[i].submission == str(case) and not got[i].error
+        assert [(s.id, s.status, s.score, s.diagnosis_ids) for s in got[i].steps] == [
+            (s.id, s.status, s.score, s.diagnosis_ids) for s in local.steps
+        ]
