@@ -72,11 +72,85 @@ def _exit(code: int) -> NoReturn:
 
 
 def _warn(messages: list[str]) -> None:
+    from rich.text import Text
+
     for m in messages:
-        error_console().print(f"[yellow]warning:[/] {m}", highlight=False)
+        error_console().print(Text.assemble(("warning: ", "bold yellow"), m))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _state_error(ws: Workspace, exc: OSError) -> Problem:
+    return Problem(f"could not write {ws.state_path}: {exc.strerror or exc}. "
+                   "Check that the workspace folder is writable.", code=EXIT_INTERNAL)
+
+
+class AttnPracticeGroup(click.Group):
+    """A group whose `main` maps every outcome to the documented exit code.
+
+    Doing it here rather than only in the console-script `main()` means
+    `python -m attn_practice`, Click's CliRunner and any other caller of
+    `cli.main()` all get 0 passed / 1 failed / 2 usage / 3 internal, and never
+    a grader traceback.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        sys.exit(_run(lambda: super(AttnPracticeGroup, self).main(
+            args, prog_name or "attn-practice", complete_var, standalone_mode=False, **extra)))
+
+
+def _run(call: Any) -> int:
+    """Call the CLI and turn its result or exception into an exit code (printing any message)."""
+    try:
+        rv = call()
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
+            _say("Interrupted.")
+            return 130
+        _say("Aborted.")
+        return EXIT_FAILED
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.UsageError as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        _say("Interrupted.")
+        return 130
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_INTERNAL)
+    except OSError as exc:
+        if os.environ.get("ATTN_PRACTICE_DEBUG"):
+            raise
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        _say(f"error: {exc.strerror or exc}{where}. attn-practice could not read or write a file it "
+             "needs; check the folder's permissions and free space.", "bold red")
+        return EXIT_INTERNAL
+    except Exception as exc:  # noqa: BLE001 - the one place internal errors are turned into words
+        if os.environ.get("ATTN_PRACTICE_DEBUG"):
+            raise
+        _say(f"internal error: {type(exc).__name__}: {exc}\n"
+             "This is a bug in attn-practice, not in your code. Re-run with ATTN_PRACTICE_DEBUG=1 "
+             "for details and please report it.", "bold red")
+        return EXIT_INTERNAL
+    if isinstance(rv, bool) or not isinstance(rv, int):
+        return EXIT_PASSED
+    return rv
+
+
+def _say(message: str, style: str = "") -> None:
+    from rich.text import Text
+
+    error_console().print(Text(message, style=style))
+
+
+@click.group(cls=AttnPracticeGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="attn-practice")
 def cli() -> None:
     """Practise the attention mechanism step by step, with feedback that teaches.
@@ -112,6 +186,7 @@ def start(directory: Path | None) -> int:
         raise Problem(f"cannot create a workspace at {directory}: {exc}") from None
     from .grader.reports.learner import render_start
 
+    _warn(result.warnings)
     render_start(console(), result, directory)
     return EXIT_PASSED
 
@@ -133,52 +208,87 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
       attn-practice check --all
     """
     from .grader.catalog import load_catalog
-    from .grader.practice import run_check
+    from .grader.practice import first_unpassed, run_check
+    from .grader.reports.learner import render_check, render_check_header
 
+    chosen = [_step(step)] if step and not all_steps else None  # a bad name fails before anything else
+    if step and all_steps:
+        raise Problem("give either a STEP or --all, not both")
     ws = _workspace()
     catalog = load_catalog()
     state = ws.load_state(catalog)
     _warn(state.warnings)
+    out = console()
     if all_steps:
         steps = list(catalog)
-    elif step:
-        steps = [_step(step)]
+    elif chosen:
+        steps = chosen
     else:
-        todo = [e for e in catalog if state.step(e.id).status != "passed"]
-        if not todo:
-            console().print("[bold green]Every step has passed.[/] Well done! "
-                            "Try `attn-practice explore sentence`.")
+        nxt = first_unpassed(state, catalog)
+        if nxt is None:
+            out.print("[bold green]Every step has passed.[/] Well done! Check one again with "
+                      "`attn-practice check STEP`, or all of them with `attn-practice check --all`.")
             return EXIT_PASSED
-        steps = [todo[0]]
-    outcome = run_check(ws, steps, state, reference_steps=reference_steps)
-    from .grader.reports.learner import render_check
+        steps = [nxt]
+    render_check_header(out, steps, chosen=not step and not all_steps)
+    spinner = out.status(f"Checking {', '.join(e.id for e in steps)}…", spinner="dots") \
+        if out.is_terminal else None
+    if spinner is not None:
+        spinner.start()
 
-    render_check(console(), outcome, verbose=verbose)
-    _exit(EXIT_PASSED if outcome.report.passed else EXIT_FAILED)
+    def show(result: Any) -> None:
+        if spinner is not None:
+            spinner.stop()
+        render_check(out, result, verbose=verbose)
+
+    try:
+        # rendered inside run_check, while the engine's sandboxes can still run the worked example
+        outcome = run_check(ws, steps, state, reference_steps=reference_steps, then=show)
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    return EXIT_PASSED if outcome.report.passed else EXIT_FAILED
 
 
 # ------------------------------------------------------------------ hint
 @cli.command()
-@click.argument("step")
-def hint(step: str) -> int:
-    """Reveal the next hint for STEP (revealed hints stay readable).
+@click.argument("step", required=False)
+def hint(step: str | None) -> int:
+    """Reveal the next hint for STEP (default: your current step).
+
+    Hints are revealed one at a time and the count is remembered; running it
+    again after the last hint (or after you pass) shows all revealed hints.
 
     \b
-    Example:
+    Examples:
       attn-practice hint step3
+      attn-practice hint 3
     """
+    from .grader.catalog import load_catalog
+    from .grader.practice import first_unpassed
     from .grader.reports.learner import render_hints
 
-    ex = _step(step)
+    ex = _step(step) if step else None
     ws = _workspace()
-    state = ws.load_state()
+    catalog = load_catalog()
+    state = ws.load_state(catalog)
     _warn(state.warnings)
-    st = state.step(ex.id)
-    newly = st.hints < len(ex.hints)
-    if newly:
-        st.hints += 1
-        ws.save_state(state)
-    render_hints(console(), ex, st.hints, newly=newly)
+    if ex is None:
+        ex = first_unpassed(state, catalog) or catalog[0]
+    newly = False
+
+    def reveal(st_all: Any) -> None:
+        nonlocal newly
+        st = st_all.step(ex.id)
+        newly = st.hints < len(ex.hints)
+        if newly:
+            st.hints += 1
+
+    try:
+        state = ws.update_state(reveal, catalog)
+    except OSError as exc:
+        raise _state_error(ws, exc) from None
+    render_hints(console(), ex, state.step(ex.id).hints, newly=newly)
     return EXIT_PASSED
 
 
@@ -207,27 +317,51 @@ def status() -> int:
 @click.argument("step")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 def reset(step: str, yes: bool) -> int:
-    """Restore STEP's stub; your current file is backed up first.
+    """Restore STEP's stub after asking; your current file is backed up first.
+
+    The backup goes to backups/<file>-<date>-<time>.py inside the workspace.
+    Hint counts are kept.
 
     \b
-    Example:
+    Examples:
       attn-practice reset step2
+      attn-practice reset 2 --yes     # no question asked
     """
     ex = _step(step)
     ws = _workspace()
     path = ws.file_for(ex)
-    if not yes and not click.confirm(f"Replace {ex.file} with a fresh stub? (a backup is kept)", default=False):
-        console().print("Nothing changed.")
-        return EXIT_PASSED
-    backup = ws.reset(ex)
-    state = ws.load_state()
-    st = state.step(ex.id)
-    st.status = "not started"
-    ws.save_state(state)
+    out = console()
+    if not yes:
+        exists = os.path.lexists(path)
+        question = (f"Replace {ex.file} with a fresh stub? (your version is backed up first)"
+                    if exists else f"{ex.file} is missing. Put a fresh stub there?")
+        try:
+            ok = click.confirm(question, default=False)
+        except click.exceptions.Abort:
+            raise Problem("no answer to the question, so nothing changed. Use "
+                          f"`attn-practice reset {ex.id} --yes` to reset without asking.") from None
+        if not ok:
+            out.print("Nothing changed.")
+            return EXIT_PASSED
+    try:
+        backup = ws.reset(ex)
+    except OSError as exc:
+        raise Problem(f"could not reset {ex.file}: {exc.strerror or exc}", code=EXIT_INTERNAL) from None
+
+    def forget(state: Any) -> None:
+        state.step(ex.id).status = "not started"
+
+    try:
+        state = ws.update_state(forget)
+    except OSError as exc:
+        raise _state_error(ws, exc) from None
+    _warn(state.warnings)
     msg = f"Restored {path.name} from the stub."
     if backup is not None:
         msg += f" Your previous version is in {backup.relative_to(ws.root)}."
-    console().print(msg)
+    else:
+        msg += " (It was still the stub, or missing, so there was nothing to back up.)"
+    out.print(msg, markup=False)
     return EXIT_PASSED
 
 
@@ -237,21 +371,25 @@ def reset(step: str, yes: bool) -> int:
 def show(step: str | None) -> int:
     """Show the lesson and the task for STEP (default: your current step).
 
+    Works anywhere, also outside a workspace.
+
     \b
-    Example:
+    Examples:
       attn-practice show step1
+      attn-practice show 3
     """
     from .grader.catalog import load_catalog
     from .grader.reports.learner import render_lesson
 
     if step is None:
+        from .grader.practice import first_unpassed
         from .grader.workspace import NotInWorkspace, find_workspace
 
         catalog = load_catalog()
         try:
             state = find_workspace().load_state(catalog)
-            todo = [e for e in catalog if state.step(e.id).status != "passed"]
-            ex = todo[0] if todo else catalog[0]
+            _warn(state.warnings)
+            ex = first_unpassed(state, catalog) or catalog[0]
         except NotInWorkspace:
             ex = catalog[0]
     else:
@@ -275,7 +413,9 @@ def solution(step: str) -> int:
     ex = _step(step)
     ws = _workspace()
     state = ws.load_state()
-    if state.step(ex.id).status != "passed":
+    _warn(state.warnings)
+    st = state.step(ex.id)
+    if st.status != "passed" and not st.passed_at:
         raise Problem(f"{ex.id} has not passed yet: the solution unlocks once it does. "
                       f"Try `attn-practice hint {ex.id}`.", code=EXIT_FAILED)
     render_solution(console(), ex)
@@ -350,7 +490,7 @@ def _register_optional_commands() -> None:
 
     for module, name in (
         (".grader.ci_commands", "ci"),
-        (".grader.teaching", "selftest"),
+        (".grader.selftest_command", "selftest"),
         (".grader.teaching", "explore"),
         (".grader.teaching", "watch"),
     ):
@@ -367,34 +507,13 @@ _register_optional_commands()
 
 
 def on_error(message: str, code: int) -> NoReturn:
-    error_console().print(message, highlight=False)
+    _say(message)
     sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: maps every outcome to an exit code."""
-    try:
-        rv = cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)
-    except click.exceptions.Abort:
-        on_error("Aborted.", EXIT_FAILED)
-    except click.UsageError as exc:
-        exc.show()
-        sys.exit(EXIT_USAGE)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        on_error("Interrupted.", 130)
-    except Exception as exc:  # noqa: BLE001 - the one place internal errors are turned into words
-        if os.environ.get("ATTN_PRACTICE_DEBUG"):
-            raise
-        on_error(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {exc}\n"
-            "This is a bug in attn-practice, not in your code. Re-run with ATTN_PRACTICE_DEBUG=1 "
-            "for details and please report it.",
-            EXIT_INTERNAL,
-        )
-    sys.exit(rv if isinstance(rv, int) else EXIT_PASSED)
+    sys.exit(_run(lambda: cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)))
 
 
 if __name__ == "__main__":

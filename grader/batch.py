@@ -65,10 +65,18 @@ def _init_worker(options: RunOptions) -> None:
     _ENGINE = Engine(options)
 
 
-def _grade_one(path: str, label: str, step_ids: list[str]) -> dict[str, Any]:
+def _grade_one(path: str, label: str, step_ids: list[str],
+               files: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """Worker task: grade a folder (or in-memory `files`) and return plain data."""
     assert _ENGINE is not None
     steps = [resolve_step(s) for s in step_ids]
-    return _ENGINE.grade(Path(path), steps, label=label).to_dict()
+    return _ENGINE.grade(Path(path), steps, label=label, files=files).to_dict()
+
+
+def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
+    """Processes that each hold one warm Engine (see `_grade_one`)."""
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init_worker, initargs=(options,))
 
 
 # -- driver --------------------------------------------------------------------

@@ -39,6 +39,7 @@ diagnosis" for the candidate concerned.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -159,6 +160,8 @@ def _probes_step1() -> tuple[Probe, ...]:
     return (
         Probe("2d", qk((2, 5), (3, 5))),
         Probe("2d-square", qk((3, 4), (3, 4)), frozenset({"square"})),
+        # n_q == n_k == d_k: here Q * K.T runs
+        Probe("2d-cube", qk((3, 3), (3, 3)), frozenset({"square"})),
         Probe("3d", qk((2, 3, 4), (2, 5, 4))),
         Probe("3d-square", qk((2, 3, 4), (2, 3, 4)), frozenset({"square"})),
         # batch == d_k == n_k: here K.T runs (and gives its own output)
@@ -258,7 +261,8 @@ def _probes_step6() -> tuple[Probe, ...]:
         Probe("3d", qkvm((2, 3, 5), (2, 4, 5), (2, 4, 3), (2, 3, 4))),
         Probe("3d-kt", qkvm((3, 1, 3), (3, 3, 3), (3, 3, 2), np.array([[True, False, True]])),
               frozenset({"transpose"})),
-        Probe("4d", qkvm((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2), (3, 5))),
+        Probe("4d-shared-mask", qkvm((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2), (3, 5))),
+        Probe("4d", qkvm((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 5), (2, 1, 2, 4))),
         Probe("large", qkvm((3, 5), (4, 5), (4, 2), (3, 4), scale=40.0), frozenset({"large"})),
     )
 
@@ -294,6 +298,8 @@ def _probes_step8() -> tuple[Probe, ...]:
     return (
         Probe("2d", zw((3, 6), 2)),
         Probe("2d-3-heads", zw((4, 6), 3)),
+        # n == d_h == n_heads: here heads stacked on a batch axis with K.T run
+        Probe("2d-cube-heads", zw((3, 9), 3), frozenset({"transpose"})),
         Probe("3d", zw((2, 3, 4), 2)),
         # batch == n == d_h: here a per-head K.T runs
         Probe("3d-kt", zw((3, 3, 6), 2), frozenset({"transpose"})),
@@ -302,16 +308,25 @@ def _probes_step8() -> tuple[Probe, ...]:
     )
 
 
-#: Step id -> the fixed probe inputs for that step.
+def _frozen(probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
+    """Make every probe array read-only: they are shared by every diagnosis."""
+    for p in probes:
+        for a in p.args:
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+    return probes
+
+
+#: Step id -> the fixed probe inputs for that step (read-only arrays).
 PROBES: dict[str, tuple[Probe, ...]] = {
-    "step1": _probes_step1(),
-    "step2": _probes_step2(),
-    "step3": _probes_step3(),
-    "step4": _probes_step4(),
-    "step5": _probes_step5(),
-    "step6": _probes_step6(),
-    "step7": _probes_step7(),
-    "step8": _probes_step8(),
+    "step1": _frozen(_probes_step1()),
+    "step2": _frozen(_probes_step2()),
+    "step3": _frozen(_probes_step3()),
+    "step4": _frozen(_probes_step4()),
+    "step5": _frozen(_probes_step5()),
+    "step6": _frozen(_probes_step6()),
+    "step7": _frozen(_probes_step7()),
+    "step8": _frozen(_probes_step8()),
 }
 
 
@@ -326,7 +341,7 @@ class _Obs:
     ref: np.ndarray
     out: np.ndarray | None
     right: bool
-    cache: dict[int, np.ndarray | None]
+    cache: dict[int, Any]  # id(mistake function) -> _Cand
 
     @property
     def rank(self) -> int:
@@ -352,7 +367,7 @@ def _run(fn: Callable[..., Any], args: Sequence[Any]) -> np.ndarray | None:
 
 def _usable(args: Any) -> bool:
     """A failing input we can replay: float64 arrays (or masks, ints), not too big."""
-    if not isinstance(args, tuple):
+    if not isinstance(args, (tuple, list)):
         return False
     size = 0
     for a in args:
@@ -365,13 +380,13 @@ def _usable(args: Any) -> bool:
     return size <= MAX_ELEMENTS
 
 
-#: (step, probe index) -> (reference output, outputs of the mistakes by function id).
+#: (step, probe index) -> (reference output, the mistakes' `_Cand`s by function id).
 #: Probes and mistakes are fixed, so these are computed once per process.
-_PROBE_CACHE: dict[tuple[str, int], tuple[np.ndarray | None, dict[int, np.ndarray | None]]] = {}
+_PROBE_CACHE: dict[tuple[str, int], tuple[np.ndarray | None, dict[int, Any]]] = {}
 
 
 def _probe_reference(step: str, index: int, reference: Callable[..., Any]
-                     ) -> tuple[np.ndarray | None, dict[int, np.ndarray | None]]:
+                     ) -> tuple[np.ndarray | None, dict[int, Any]]:
     key = (step, index)
     if key not in _PROBE_CACHE:
         _PROBE_CACHE[key] = (_run(reference, _copy(PROBES[step][index].args)), {})
@@ -399,12 +414,21 @@ def _observe(step: str, call: Callable[..., Any],
         if not _usable(args):
             continue
         kept += 1
+        args = _copy(args)  # ours: the mistakes run on it in-process
         ref = _run(reference, _copy(args))
         if ref is None or not np.all(np.isfinite(ref)):
             continue
         out = _run(call, _copy(args))
         calls += 1
-        obs.append(_Obs(tuple(args), frozenset({"failing"}), False, ref, out, _right(out, ref), {}))
+        obs.append(_Obs(args, frozenset({"failing"}), False, ref, out, _right(out, ref), {}))
+    # Canary: the learner must still give the same answer to an input it answered
+    # before, else later errors may be the sandbox giving up (after timeouts) or
+    # the output may depend on chance; then nothing here can be trusted.
+    first = next((o for o in obs if o.out is not None), None)
+    if first is not None and calls < MAX_CALLS:
+        again = _run(call, _copy(first.args))
+        if again is None or not np.array_equal(again, first.out, equal_nan=True):
+            return []
     return obs
 
 
@@ -416,43 +440,94 @@ class _Verdict:
     unexplained: int  # inputs where the learner is wrong and this mistake says nothing
 
 
+@dataclass(frozen=True)
+class _Cand:
+    """A mistake's output on one input, and how it stands to the reference."""
+
+    out: np.ndarray | None  # None: this spelling raises here
+    differs: bool = False  # beyond _DIFFERS from the reference
+    evidence: bool = False  # ... and not by NaN alone: a match here is support
+
+
+def _candidate(o: _Obs, fn: Callable[..., Any]) -> _Cand:
+    key = id(fn)
+    cand = o.cache.get(key)
+    if cand is None:
+        got = _run(fn, o.args)
+        if got is None:
+            cand = _Cand(None)
+        else:
+            differs = _differs(got, o.ref)
+            cand = _Cand(got, differs, differs and _differs_finitely(got, o.ref))
+        o.cache[key] = cand
+    return cand
+
+
 def _outcome(o: _Obs, fns: Sequence[Callable[..., Any]]) -> str:
     """'support', 'consistent', 'silent' or 'contradicts' for one input."""
     any_differs = False
     consistent = False
+    some_raised = False
     for fn in fns:
-        key = id(fn)
-        if key not in o.cache:
-            o.cache[key] = _run(fn, o.args)
-        got = o.cache[key]
-        if got is None:
+        cand = _candidate(o, fn)
+        if cand.out is None:
+            some_raised = True
             consistent = consistent or o.out is None
             continue
-        differs = _differs(got, o.ref)
-        any_differs = any_differs or differs
-        if o.out is not None and _close(o.out, got, _MATCH):
-            if differs and _differs_finitely(got, o.ref):
-                return "support"
+        any_differs = any_differs or cand.differs
+        if not cand.differs and o.right:
             consistent = True
-        elif not differs and o.right:
+        elif o.out is not None and _close(o.out, cand.out, _MATCH):
+            if cand.evidence:
+                return "support"
             consistent = True
     if consistent:
         return "consistent"
-    return "contradicts" if any_differs else "silent"
+    # Where one spelling of the mistake raises, spellings disagree on this
+    # input: it cannot tell whether the learner wrote yet another one.
+    return "contradicts" if any_differs and not some_raised else "silent"
 
 
 def _compare(mistake_id: str, obs: Sequence[_Obs],
              fns: Sequence[Callable[..., Any]]) -> _Verdict | None:
     support = unexplained = 0
+    on_probe = False
     for o in obs:
         verdict = _outcome(o, fns)
         if verdict == "contradicts":
             return None
         if verdict == "support":
             support += 1
+            on_probe = on_probe or o.probe
         elif verdict == "silent" and not o.right:
             unexplained += 1
-    return _Verdict(mistake_id, support, unexplained) if support else None
+    return _Verdict(mistake_id, support, unexplained) if on_probe else None
+
+
+# ------------------------------------------------- generated spellings
+def _projection_candidates(step: str) -> list[Callable[..., Any]]:
+    """Every way of using the wrong weight matrix for some of Q, K and V."""
+    reference = FUNCTIONS[STEP_FUNCTIONS[step]]
+    out: list[Callable[..., Any]] = []
+    for pick in itertools.product(range(3), repeat=3):
+        if pick == (0, 1, 2):
+            continue
+        if step == "step7":
+            def fn(Z: Any, *W: Any, _p: tuple[int, ...] = pick) -> Any:
+                return reference(Z, W[_p[0]], W[_p[1]], W[_p[2]])
+        else:
+            def fn(Z: Any, *rest: Any, _p: tuple[int, ...] = pick) -> Any:
+                W, (W_o, n_heads) = rest[:3], rest[3:]
+                return reference(Z, W[_p[0]], W[_p[1]], W[_p[2]], W_o, n_heads)
+        out.append(fn)
+    return out
+
+
+#: (step, id) -> extra in-process spellings, too many to list in the catalogue.
+_GENERATED: dict[tuple[str, str], list[Callable[..., Any]]] = {
+    ("step7", "projections-swapped"): _projection_candidates("step7"),
+    ("step8", "projections-swapped"): _projection_candidates("step8"),
+}
 
 
 # ------------------------------------------------------------- fitted scale
@@ -509,7 +584,7 @@ def _scale_family(step: str, args: Sequence[Any]) -> tuple[_Family, list[float]]
 
         def heads(r: np.ndarray) -> np.ndarray:
             rr = r.reshape((-1,) + (1,) * S[0].ndim)
-            return np.concatenate([_softmax_last(s[None] * rr) @ v for s, v in zip(S, Vs)],
+            return np.concatenate([_softmax_last(s[None] * rr) @ v for s, v in zip(S, Vs, strict=True)],
                                   axis=-1) @ W_o
 
         return heads, [1 / math.sqrt(d_h), 1.0, 1 / d_h, math.sqrt(d_h), 1 / math.sqrt(d_model)]
@@ -552,7 +627,8 @@ def _scale_outcome(step: str, o: _Obs) -> str:
             return "contradicts"
         if not _close(o.out, g(np.array([r]))[0], _MATCH):
             return "contradicts"
-        if any(abs(math.log(r / s)) < 1e-3 for s in specials):
+        if any(abs(math.log(r / s)) < 1e-3 for s in specials) or any(
+                _close(o.out, out, _MATCH) for out in g(np.array(specials))):
             return "consistent"  # the right factor, or one with its own id
         # not merely a limit: all-equal weights (r -> 0) or a hard max (r -> inf)
         if step != "step2":
@@ -564,12 +640,15 @@ def _scale_outcome(step: str, o: _Obs) -> str:
 
 def _fit_scale(step: str, obs: Sequence[_Obs]) -> _Verdict | None:
     support = 0
+    on_probe = False
     for o in obs:
         verdict = _scale_outcome(step, o)
         if verdict == "contradicts":
             return None
-        support += verdict == "support"
-    return _Verdict("wrong-scale", support, 0) if support else None
+        if verdict == "support":
+            support += 1
+            on_probe = on_probe or o.probe
+    return _Verdict("wrong-scale", support, 0) if on_probe else None
 
 
 # ------------------------------------------------------------ special probes
@@ -583,7 +662,7 @@ def _unstable(obs: Sequence[_Obs]) -> bool:
 
 
 def _fixed_rank(obs: Sequence[_Obs]) -> bool:
-    """All right at one number of dimensions, all wrong at another."""
+    """All right at one number of dimensions, all wrong at another, never mixed."""
     groups: dict[int, list[_Obs]] = {}
     for o in obs:
         if "large" not in o.tags:
@@ -596,6 +675,8 @@ def _fixed_rank(obs: Sequence[_Obs]) -> bool:
             ok = True
         elif not any(o.right for o in members):
             bad = True
+        else:
+            return False  # right and wrong at the same rank: some other mistake
     return ok and bad
 
 
@@ -638,6 +719,9 @@ def _diagnose(step: str, call: Callable[..., Any], failing: list[Any]) -> list[s
     for mistake, fn in mistakes_for(step):
         if mistake.id not in PROBE_IDS and mistake.id not in FITTED_IDS:
             by_id.setdefault(mistake.id, []).append(fn)
+    for (gen_step, mid), fns in _GENERATED.items():
+        if gen_step == step:
+            by_id.setdefault(mid, []).extend(fns)
     order = {mid: i for i, mid in enumerate(MISTAKES)}
     verdicts: list[_Verdict] = []
     for mid, fns in by_id.items():
@@ -647,7 +731,8 @@ def _diagnose(step: str, call: Callable[..., Any], failing: list[Any]) -> list[s
             v = None
         if v is not None:
             verdicts.append(v)
-    if any(m.id == "wrong-scale" for m, _ in mistakes_for(step)):
+    explained = any(v.unexplained == 0 for v in verdicts)
+    if not explained and any(m.id == "wrong-scale" for m, _ in mistakes_for(step)):
         try:
             v = _fit_scale(step, obs)
         except Exception:  # noqa: BLE001

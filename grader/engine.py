@@ -44,6 +44,8 @@ class RunOptions:
     diagnose: bool = True
     points: dict[str, float] = field(default_factory=dict)  # step id -> points override
     step_limits: dict[str, Limits] = field(default_factory=dict)  # step id -> limits override
+    known_failing: frozenset[str] = frozenset()  # steps not graded now but known to fail (check)
+    known_unchecked: frozenset[str] = frozenset()  # steps the learner has not checked yet
 
 
 def default_steps(submission: Path, catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
@@ -125,6 +127,10 @@ class Engine:
         finally:
             for learner in learners:
                 learner.close()
+        results = add_dependency_notes(
+            results, {ex.id: _imports(contexts.get(ex.id)) for ex in steps},
+            {r.id for r in results if not r.passed} | set(self.options.known_failing),
+            self.options.known_unchecked)
         return GradeReport(submission=label, steps=tuple(results), duration=time.perf_counter() - t0,
                            grader_version=__version__)
 
@@ -165,6 +171,37 @@ class Engine:
             duration=learner.learner_seconds,
             bonus=ex.bonus,
         )
+
+
+def _imports(ctx: StepContext | None) -> list[str]:
+    info = ctx.learner.load_info if ctx is not None else None
+    return list(info.imported_steps) if info is not None else []
+
+
+def dependency_note(step: StepResult, dep: Exercise) -> str:
+    return (f"your {step.function} uses your {dep.function} from {dep.id}, which fails: fix {dep.id} "
+            f"first (or check this step alone with `attn-practice check {step.id} --reference-steps`)")
+
+
+def add_dependency_notes(results: list[StepResult], imported: dict[str, list[str]],
+                         failing: set[str] | None = None,
+                         unchecked: frozenset[str] = frozenset()) -> list[StepResult]:
+    """Tell a learner when a failing step leans on an earlier step that fails too."""
+    by_module = {e.module: e for e in load_catalog()}
+    failing = failing if failing is not None else {r.id for r in results if not r.passed}
+    out = []
+    for r in results:
+        deps = [by_module[m] for m in imported.get(r.id, []) if m in by_module and by_module[m].id != r.id]
+        bad = [d for d in deps if d.id in failing]
+        unsure = [d for d in deps if d.id in unchecked and d.id not in failing]
+        if r.passed or not (bad or unsure):
+            out.append(r)
+            continue
+        notes = tuple(dependency_note(r, d) for d in bad) + tuple(
+            f"your {r.function} uses your {d.function} from {d.id}, which you have not checked yet: "
+            f"run `attn-practice check {d.id}`" for d in unsure) + r.notes
+        out.append(replace(r, notes=notes))
+    return out
 
 
 def grade_submission(path: Path, *, steps: Sequence[Exercise] | None = None,
@@ -220,7 +257,7 @@ def _reference_shims(ex: Exercise, steps: Sequence[Exercise]) -> dict[str, str]:
     """Module sources standing in for earlier steps (check --reference-steps)."""
     import inspect
 
-    source = "import numpy as np\n\n" + inspect.getsource(reference)
+    source = inspect.getsource(reference)
     return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}
 
 

@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,26 @@ class Limits:
     processes: int = 32
     max_timeouts: int = 2  # after this many timeouts, later calls fail at once
     max_deaths: int = 3  # after this many crashes, later calls fail at once
+    submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
+
+
+class Budget:
+    """Wall-clock seconds shared by every step of one submission.
+
+    Pass the same `Budget` to each `Learner` of a submission; once it is
+    spent, every later load or call fails at once with a timeout.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = float(seconds)
+        self.used = 0.0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used > self.seconds
+
+    def charge(self, seconds: float) -> None:
+        self.used += max(0.0, seconds)
 
 
 class LearnerError(Exception):
@@ -103,25 +124,44 @@ class Launcher:
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctl: socket.socket | None = None
         self._memory_base = 0
+        self._root: Path | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def root(self) -> Path:
+        """This launcher's private temporary directory; each sandbox gets a folder in it."""
+        if self._root is None or not self._root.is_dir():
+            self._root = Path(tempfile.mkdtemp(prefix="attnp-"))
+            if os.geteuid() == 0:
+                os.chmod(self._root, 0o711)  # sandbox uids may pass through, not list
+        return self._root
 
     def _start(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # Built from nothing: no variable of the caller's (or a submission's)
+        # shapes how the sandbox interpreter starts.
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8",
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
             "OPENBLAS_NUM_THREADS": "1",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
-            "HOME": tempfile.gettempdir(),
+            "HOME": str(self.root),
+            "TMPDIR": str(self.root),
         }
         # Some processors need these for OpenBLAS to work at all: pass them on.
         for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
             if name in os.environ:
                 env[name] = os.environ[name]
+        # -s: no user site-packages; -P: no script/cwd directory on sys.path.
+        # (Not -I: it would also ignore the PYTHONHASHSEED we set above.)
+        flags = ["-s", "-P"] if sys.version_info >= (3, 11) else ["-s"]
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "attn_practice.grader.sandbox", "zygote", str(child.fileno())],
+            [sys.executable, *flags, "-m", "attn_practice.grader.sandbox", "zygote",
+             str(child.fileno()), str(self.root)],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -133,27 +173,31 @@ class Launcher:
         child.close()
         self._ctl = parent
         self._ctl.settimeout(30)
+        self._memory_base = 0
 
     def warm(self) -> None:
         """Start the zygote now (it imports NumPy while the grader imports pytest)."""
-        if self._proc is None:
-            self._start()
+        with self._lock:
+            if self._proc is None:
+                self._start()
 
     def _request(self, req: dict[str, Any], fds: Sequence[int] = ()) -> dict[str, Any]:
         import json
 
-        self.warm()
-        assert self._ctl is not None
-        try:
-            socket.send_fds(self._ctl, [json.dumps(req).encode()], list(fds))
-            data = self._ctl.recv(65536)
-        except OSError as exc:
-            self.close()
-            raise RuntimeError(f"the sandbox fork server stopped responding: {exc}") from None
-        if not data:
-            self.close()
-            raise RuntimeError("the sandbox fork server exited unexpectedly")
-        return json.loads(data)
+        with self._lock:
+            self.warm()
+            assert self._ctl is not None
+            try:
+                socket.send_fds(self._ctl, [json.dumps(req).encode()], list(fds))
+                data = self._ctl.recv(65536)
+            except OSError as exc:
+                self._stop()
+                raise RuntimeError(f"the sandbox fork server stopped responding: {exc}") from None
+            if not data:
+                self._stop()
+                raise RuntimeError("the sandbox fork server exited unexpectedly")
+            reply = json.loads(data)
+            return reply if isinstance(reply, dict) else {}
 
     def spawn(
         self,
@@ -167,7 +211,7 @@ class Launcher:
         files: dict[str, bytes] | None = None,
     ) -> Sandbox:
         """Fork a sandbox holding a fresh copy of `submission` (or of `files`)."""
-        tmp = Path(tempfile.mkdtemp(prefix="attnp-"))
+        tmp = Path(tempfile.mkdtemp(prefix="s-", dir=self.root))
         work = tmp / "work"
         try:
             if files is not None:
@@ -178,7 +222,7 @@ class Launcher:
             if os.geteuid() == 0:
                 uid = SANDBOX_UID_BASE + random.SystemRandom().randrange(100_000_000)
                 os.chmod(tmp, 0o711)
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.warm()
             req = {
                 "op": "spawn",
                 "workdir": str(work),
@@ -196,11 +240,22 @@ class Launcher:
                     "processes": limits.processes,
                 },
             }
-            reply = self._request(req, [theirs.fileno()])
-            theirs.close()
-            if "pid" not in reply:
-                raise RuntimeError(f"sandbox spawn failed: {reply}")
-            return Sandbox(self, int(reply["pid"]), ours, tmp, limits, function)
+            for attempt in range(2):
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    reply = self._request(req, [theirs.fileno()])
+                except RuntimeError:
+                    ours.close()
+                    if attempt:
+                        raise
+                    continue  # the zygote died (OOM killer?): start a new one, once
+                finally:
+                    theirs.close()
+                if "pid" not in reply or type(reply["pid"]) is not int:
+                    ours.close()
+                    raise RuntimeError(f"sandbox spawn failed: {reply}")
+                return Sandbox(self, int(reply["pid"]), ours, tmp, limits, function)
+            raise RuntimeError("sandbox spawn failed")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -216,9 +271,13 @@ class Launcher:
         return self._memory_base
 
     def reap(self, pid: int) -> dict[str, Any]:
-        return self._request({"op": "reap", "pid": pid})
+        """Kill sandbox `pid` with everything it started; its exit status."""
+        with self._lock:
+            if self._proc is None:
+                return {}  # the zygote is gone, and its sandboxes with it
+            return self._request({"op": "reap", "pid": pid})
 
-    def close(self) -> None:
+    def _stop(self) -> None:
         if self._ctl is not None:
             try:
                 self._ctl.close()
@@ -227,11 +286,21 @@ class Launcher:
             self._ctl = None
         if self._proc is not None:
             try:
-                self._proc.wait(timeout=5)
+                self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                try:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
                 self._proc.wait()
             self._proc = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+            if self._root is not None:
+                shutil.rmtree(self._root, ignore_errors=True)
+                self._root = None
 
     def __enter__(self) -> Launcher:
         return self
@@ -299,11 +368,13 @@ class Sandbox:
                 max_bytes: int = protocol.MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
         if self.closed:
             raise SandboxDied("the sandbox is closed")
+        # One deadline for the whole exchange: a sandbox that trickles its
+        # answer a byte at a time cannot stretch the wait.
+        deadline = time.monotonic() + timeout
         try:
-            self.sock.settimeout(timeout)
-            protocol.send(self.sock, header, blobs)
-            return protocol.recv(self.sock, max_bytes=max_bytes)
-        except (socket.timeout, TimeoutError):
+            protocol.send(self.sock, header, blobs, deadline=deadline)
+            return protocol.recv(self.sock, max_bytes=max_bytes, deadline=deadline)
+        except TimeoutError:
             self.close()
             raise CallTimeout() from None
         except protocol.PeerClosed:
@@ -320,7 +391,7 @@ class Sandbox:
         sig = info.get("signal")
         code = info.get("exitcode")
         if sig == signal.SIGKILL:
-            return "was killed (it used more memory, CPU or processes than allowed)"
+            return "was killed (it used more memory, CPU time or processes than allowed)"
         if sig is not None:
             try:
                 words = _SIGNAL_WORDS.get(signal.Signals(sig))
@@ -329,6 +400,8 @@ class Sandbox:
             return words or f"was killed by signal {sig}"
         if code is not None:
             return f"ended the whole process with exit code {code} (os._exit or similar)"
+        if self.exit_info is None:
+            return "stopped responding"
         return "stopped responding"
 
     def close(self) -> None:
@@ -341,7 +414,7 @@ class Sandbox:
             pass
         try:
             self.exit_info = self.launcher.reap(self.pid)
-        except RuntimeError:
+        except (RuntimeError, ValueError):
             self.exit_info = {}
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -366,7 +439,8 @@ class Learner:
 
     def __init__(self, launcher: Launcher, submission: Path, *, step_id: str, module: str,
                  function: str, params: Sequence[str], limits: Limits, display_dir: str = "",
-                 files: dict[str, bytes] | None = None, shims: dict[str, str] | None = None):
+                 files: dict[str, bytes] | None = None, shims: dict[str, str] | None = None,
+                 budget: Budget | None = None):
         self.launcher = launcher
         self.submission = submission
         self.step_id = step_id
@@ -377,6 +451,7 @@ class Learner:
         self.display_dir = display_dir
         self.files = files
         self.shims = shims or {}
+        self.budget = budget
         self.sandbox: Sandbox | None = None
         self.load_info: LoadInfo | None = None
         self.output: list[str] = []
@@ -394,13 +469,27 @@ class Learner:
         """Spawn (if needed) and import the learner's module; cached."""
         if self.load_info is not None and self.sandbox is not None and not self.sandbox.closed:
             return self.load_info
-        self.sandbox = self.launcher.spawn(
-            self.submission, module=self.module, function=self.function, params=self.params,
-            limits=self.limits, display_dir=self.display_dir, files=self.files,
-        )
+        if self.budget is not None and self.budget.exhausted:
+            info = LoadInfo(False, failure=self._budget_failure())
+            self.load_info = info
+            return info
+        try:
+            self.sandbox = self.launcher.spawn(
+                self.submission, module=self.module, function=self.function, params=self.params,
+                limits=self.limits, display_dir=self.display_dir, files=self.files,
+            )
+        except (RuntimeError, OSError) as exc:
+            info = LoadInfo(False, failure=Failure(
+                kind="internal",
+                summary=f"the grader could not start a sandbox for {self.module}.py ({exc})",
+                hint="This is not your fault: please report it to the course staff.",
+            ))
+            self.load_info = info
+            return info
+        t0 = time.perf_counter()
         try:
             reply, _ = self.sandbox.request({"op": "load", "shims": self.shims}, [],
-                                            timeout=self.limits.load_timeout)
+                                            timeout=self._timeout(self.limits.load_timeout))
         except CallTimeout:
             info = LoadInfo(False, failure=Failure(
                 kind="timeout",
@@ -420,10 +509,14 @@ class Learner:
             ))
             self.load_info = info
             return info
+        finally:
+            if self.budget is not None:
+                self.budget.charge(time.perf_counter() - t0)
+        reply = _clean_reply(reply)
         self._collect_output(reply)
-        if reply.get("ok"):
-            info = LoadInfo(True, line=int(reply.get("line", 0)), signature=str(reply.get("signature", "")),
-                            imported_steps=[str(s) for s in reply.get("imported_steps", [])])
+        if reply.get("ok") is True:
+            info = LoadInfo(True, line=reply["line"], signature=reply["signature"],
+                            imported_steps=reply["imported_steps"])
         else:
             info = LoadInfo(False, failure=_load_failure(reply, self.module, self.function, self.params))
         self.load_info = info
@@ -442,6 +535,8 @@ class Learner:
         """Run the learner's function on copies of `args`; never returns learner objects."""
         if self.sticky is not None:
             raise LearnerError(self.sticky.failure, kind=self.sticky.kind)
+        if self.budget is not None and self.budget.exhausted:
+            self._stick("timeout", self._budget_failure())
         if self.learner_seconds > self.limits.step_timeout:
             self._stick("timeout", Failure(
                 kind="timeout",
@@ -455,17 +550,19 @@ class Learner:
             raise LoadError(info.failure, kind="load")
         assert self.sandbox is not None
         blobs: list[bytes] = []
+        max_elements = max(64 * (expected_size or 0), 1 << 16)
         header = {
             "op": "call",
             "args": protocol.pack_values(list(args), blobs),
             "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max(64 * (expected_size or 0), 1 << 16),
+            "max_elements": max_elements,
         }
         t0 = time.perf_counter()
         try:
-            reply, out_blobs = self.sandbox.request(header, blobs, timeout=self.limits.call_timeout)
+            reply, out_blobs = self.sandbox.request(
+                header, blobs, timeout=self._timeout(self.limits.call_timeout),
+                max_bytes=16 * max_elements + (1 << 20))
         except CallTimeout:
-            self.learner_seconds += self.limits.call_timeout
             self.timeouts += 1
             failure = Failure(
                 kind="timeout",
@@ -490,13 +587,18 @@ class Learner:
                 self._stick("crash", failure)
             raise LearnerError(failure, kind="crash") from None
         finally:
-            self.learner_seconds += time.perf_counter() - t0
+            spent = time.perf_counter() - t0
+            self.learner_seconds += spent
+            if self.budget is not None:
+                self.budget.charge(spent)
+        reply = _clean_reply(reply)
         self._collect_output(reply)
-        if not reply.get("ok"):
-            failure = _call_failure(reply, self.function, self.params, args, kwargs, expected_size)
+        if reply.get("ok") is not True:
+            failure = _call_failure(reply, self.function, self.params, args, kwargs, expected_size,
+                                    self.limits)
             if reply.get("kind") == "not-implemented":
                 self._stick("not-implemented", failure)
-            raise LearnerError(failure, kind=str(reply.get("kind", "exception")))
+            raise LearnerError(failure, kind=str(reply.get("kind") or "exception"))
         if len(out_blobs) != 1:
             raise LearnerError(Failure(kind="crash", summary="your code sent back a malformed answer"),
                                kind="crash")
@@ -507,14 +609,35 @@ class Learner:
         except (ValueError, TypeError, protocol.ProtocolError):
             raise LearnerError(Failure(kind="crash", summary="your code sent back a malformed answer"),
                                kind="crash") from None
+        if raw.size > max_elements:
+            failure = Failure(kind="shape", summary=f"{self.function} returned an array of shape "
+                              f"{raw.shape}, far larger than expected",
+                              details=describe_inputs(self.params, args),
+                              repro=repro_line(self.function, self.params, args, kwargs))
+            raise LearnerError(failure, kind="too-large")
         self.calls += 1
-        seconds = float(reply.get("seconds", 0.0))
+        seconds = reply["seconds"]
         self.call_seconds.append((sum(np.size(a) for a in args if isinstance(a, np.ndarray)), seconds))
-        returned = str(reply.get("returned", "ndarray"))
-        self._note_return(returned, str(raw.dtype), args, [int(i) for i in reply.get("mutated", [])])
+        returned = reply["returned"] or "ndarray"
+        mutated = [i for i in reply["mutated"] if 0 <= i < len(args)]
+        self._note_return(returned, str(raw.dtype), args, mutated)
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
-        return CallResult(value, str(raw.dtype), returned, list(reply.get("mutated", [])), seconds,
-                          str(reply.get("output", "")))
+        return CallResult(value, str(raw.dtype), returned, mutated, seconds, reply["output"])
+
+    def _timeout(self, seconds: float) -> float:
+        """`seconds`, or less when the submission's budget is nearly spent."""
+        if self.budget is None:
+            return seconds
+        return max(0.05, min(seconds, self.budget.seconds - self.budget.used))
+
+    def _budget_failure(self) -> Failure:
+        assert self.budget is not None
+        return Failure(
+            kind="timeout",
+            summary=f"timeout: this submission spent more than {self.budget.seconds:g} s in your "
+                    "code, so its remaining tests were stopped",
+            hint="Look for loops that do much more work than needed, or sleep()/input() calls.",
+        )
 
     def _stick(self, kind: str, failure: Failure) -> None:
         self.sticky = LearnerError(failure, kind=kind)
@@ -541,6 +664,41 @@ class Learner:
             name = self.params[i] if i < len(self.params) else f"argument {i}"
             self.notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
                                   "place; callers may not expect that (not judged)")
+
+
+#: Reply fields the trusted side reads, with the only type each may have.
+_REPLY_FIELDS: dict[str, tuple[type, Any]] = {
+    "kind": (str, ""), "message": (str, ""), "exc_type": (str, ""), "traceback": (str, ""),
+    "phase": (str, ""), "returned": (str, ""), "dtype": (str, ""), "output": (str, ""),
+    "signature": (str, ""), "file": (str, ""), "text": (str, ""),
+    "line": (int, 0), "offset": (int, 0), "seconds": (float, 0.0),
+    "mutated": (list, []), "shape": (list, []), "defined": (list, []), "imported_steps": (list, []),
+}
+
+
+def _clean_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A sandbox reply with every field the grader reads of the right type and bounded size.
+
+    The sandbox runs learner code, which can write to its socket: nothing in
+    a reply is trusted to be well-formed.
+    """
+    out: dict[str, Any] = {"ok": reply.get("ok") is True, "result": reply.get("result")}
+    for key, (kind, default) in _REPLY_FIELDS.items():
+        v = reply.get(key, default)
+        if kind is float:
+            v = float(v) if type(v) in (int, float) and v == v and abs(v) < 1e9 else default
+        elif kind is int:
+            v = v if type(v) is int and abs(v) < 1 << 31 else default
+        elif kind is str:
+            v = v[:16384] if isinstance(v, str) else default
+        elif kind is list:
+            v = list(v[:64]) if isinstance(v, list) else []
+            if key in ("mutated", "shape"):
+                v = [x for x in v if type(x) is int and 0 <= x < 1 << 40]
+            else:
+                v = [x[:200] for x in v if isinstance(x, str)]
+        out[key] = v
+    return out
 
 
 def _load_failure(reply: dict[str, Any], module: str, function: str, params: Sequence[str]) -> Failure:
@@ -592,7 +750,8 @@ def _load_failure(reply: dict[str, Any], module: str, function: str, params: Seq
 
 
 def _call_failure(reply: dict[str, Any], function: str, params: Sequence[str], args: tuple[Any, ...],
-                  kwargs: dict[str, Any], expected_size: int | None) -> Failure:
+                  kwargs: dict[str, Any], expected_size: int | None,
+                  limits: Limits | None = None) -> Failure:
     kind = reply.get("kind")
     repro = repro_line(function, params, args, kwargs)
     inputs = describe_inputs(params, args)
@@ -616,7 +775,7 @@ def _call_failure(reply: dict[str, Any], function: str, params: Sequence[str], a
                        f"{tuple(reply.get('shape', []))}, far larger than expected",
                        details=inputs, repro=repro)
     if kind == "memory":
-        what = "ran out of memory (it may use at most 1 GiB)"
+        what = f"ran out of memory (it may use at most {_size_words((limits or Limits()).memory)})"
     elif kind == "recursion":
         what = "recursed too deeply (RecursionError)"
     elif kind == "exit":
@@ -629,6 +788,13 @@ def _call_failure(reply: dict[str, Any], function: str, params: Sequence[str], a
                    traceback=str(reply.get("traceback", "")), repro=repro,
                    hint="Run the repro line in Python to see it happen, then read the "
                         "traceback from the bottom up.")
+
+
+def _size_words(n: int) -> str:
+    for unit, size in (("GiB", GiB), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} bytes"
 
 
 # --------------------------------------------------------------- display
@@ -647,7 +813,7 @@ def format_array(a: Any, max_elements: int = 64) -> str:
 
 def repro_line(function: str, params: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     if any(isinstance(a, np.ndarray) and a.size > 64 for a in args):
-        shapes = ", ".join(f"{p}{getattr(a, 'shape', '')}" for p, a in zip(params, args))
+        shapes = ", ".join(f"{p}{getattr(a, 'shape', '')}" for p, a in zip(params, args, strict=False))
         return f"# inputs too large to print: {function}({shapes})"
     parts = [format_array(a) for a in args] + [f"{k}={format_array(v)}" for k, v in kwargs.items()]
     return f"{function}({', '.join(parts)})"
@@ -655,7 +821,7 @@ def repro_line(function: str, params: Sequence[str], args: tuple[Any, ...], kwar
 
 def describe_inputs(params: Sequence[str], args: tuple[Any, ...]) -> str:
     lines = []
-    for name, a in zip(params, args):
+    for name, a in zip(params, args, strict=False):
         if isinstance(a, np.ndarray):
             lines.append(f"{name}: shape {a.shape}, dtype {a.dtype}")
             if a.size <= 24:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .catalog import Exercise, load_catalog
 from .engine import Engine, RunOptions
+from .launcher import Launcher
 from .results import GradeReport
 from .workspace import STATE_FILE, State, Workspace
 
@@ -19,6 +20,8 @@ class CheckOutcome:
     next_step: Exercise | None  # what to do after this check
     hints_total: dict[str, int]
     warnings: list[str] = field(default_factory=list)  # e.g. progress could not be saved
+    #: the engine's sandbox launcher while it is open (inside `run_check(then=...)`), else None
+    launcher: Launcher | None = field(default=None, repr=False, compare=False)
 
 
 def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> Exercise | None:
@@ -45,17 +48,32 @@ def record(state: State, report: GradeReport, when: str | None = None) -> None:
 
 def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
               reference_steps: bool = False, options: RunOptions | None = None,
-              engine: Engine | None = None) -> CheckOutcome:
+              engine: Engine | None = None,
+              then: Callable[[CheckOutcome], None] | None = None) -> CheckOutcome:
     """Grade `steps` of the workspace, then save progress (re-read under a lock first).
 
     `engine` lets a caller that checks many times (tests, `watch`) keep one warm.
+    `then(outcome)` runs before the engine is closed, so a renderer can still use
+    `outcome.launcher` (the worked example runs the learner's code through it).
     """
-    options = options or RunOptions(reference_steps=reference_steps)
+    checked = {e.id for e in steps}
+    known_failing = frozenset(sid for sid, st in state.steps.items()
+                              if st.status == "failed" and sid not in checked)
+    unchecked = frozenset(sid for sid, st in state.steps.items()
+                          if st.status == "not started" and sid not in checked)
+    options = options or RunOptions(reference_steps=reference_steps, known_failing=known_failing,
+                                    known_unchecked=unchecked)
     if engine is None:
         with Engine(options) as own:
-            report = own.grade(ws.root, steps, label=str(ws.root))
-    else:
-        report = engine.grade(ws.root, steps, label=str(ws.root))
+            outcome = _grade_and_record(ws, steps, state, own, then)
+        outcome.launcher = None  # closed with the engine
+        return outcome
+    return _grade_and_record(ws, steps, state, engine, then)
+
+
+def _grade_and_record(ws: Workspace, steps: Sequence[Exercise], state: State, engine: Engine,
+                      then: Callable[[CheckOutcome], None] | None) -> CheckOutcome:
+    report = engine.grade(ws.root, steps, label=str(ws.root))
     warnings: list[str] = []
     catalog = load_catalog()
     try:
@@ -64,5 +82,8 @@ def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
         record(state, report)
         warnings.append(f"your progress could not be saved to {STATE_FILE} "
                         f"({exc.strerror or exc}); the result above still stands.")
-    return CheckOutcome(report, state, first_unpassed(state, catalog),
-                        {e.id: len(e.hints) for e in catalog}, warnings)
+    outcome = CheckOutcome(report, state, first_unpassed(state, catalog),
+                           {e.id: len(e.hints) for e in catalog}, warnings, engine.launcher)
+    if then is not None:
+        then(outcome)  # e.g. render, while the engine's sandbox launcher is still warm
+    return outcome

@@ -9,8 +9,10 @@ Imported by both sides, so it depends on nothing but NumPy and the stdlib.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
+import time
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,8 @@ class PeerClosed(ProtocolError):
 
 
 _ALLOWED_KINDS = "biuf"
+#: The only dtype spellings accepted on the wire (what `dtype.str` gives for numbers).
+_DTYPE_RE = re.compile(r"[<>|=][biuf](1|2|4|8|10|12|16)")
 
 
 def encode_array(arr: np.ndarray) -> tuple[dict[str, Any], bytes]:
@@ -42,15 +46,18 @@ def encode_array(arr: np.ndarray) -> tuple[dict[str, Any], bytes]:
 
 def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
     """Rebuild a plain numeric array; refuses any dtype that is not a simple number."""
+    d, s = desc.get("d"), desc.get("s")
+    if not isinstance(d, str) or not _DTYPE_RE.fullmatch(d):
+        raise ProtocolError(f"refused dtype {str(d)[:40]!r}")
+    if not isinstance(s, list) or len(s) > 32 or not all(type(n) is int and 0 <= n < 1 << 40 for n in s):
+        raise ProtocolError("bad shape")
     try:
-        dtype = np.dtype(str(desc["d"]))
-        shape = tuple(int(n) for n in desc["s"])
-    except (KeyError, TypeError, ValueError) as exc:
+        dtype = np.dtype(d)
+    except (TypeError, ValueError) as exc:
         raise ProtocolError(f"bad array description: {exc}") from None
     if dtype.kind not in _ALLOWED_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise ProtocolError(f"refused dtype {dtype}")
-    if any(n < 0 for n in shape) or len(shape) > 32:
-        raise ProtocolError("bad shape")
+    shape = tuple(s)
     count = 1
     for n in shape:
         count *= n
@@ -96,9 +103,15 @@ def unpack_values(specs: Any, blobs: list[bytes]) -> list[Any]:
         elif t == "b":
             out.append(bool(spec.get("v")))
         elif t == "i":
-            out.append(int(spec.get("v")))
+            v = spec.get("v")
+            if type(v) is not int:
+                raise ProtocolError("bad int value")
+            out.append(v)
         elif t == "f":
-            out.append(float(spec.get("v")))
+            v = spec.get("v")
+            if type(v) not in (int, float):
+                raise ProtocolError("bad float value")
+            out.append(float(v))
         elif t == "n":
             out.append(None)
         else:
@@ -106,41 +119,68 @@ def unpack_values(specs: Any, blobs: list[bytes]) -> list[Any]:
     return out
 
 
-def send(sock: socket.socket, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+def send(sock: socket.socket, header: dict[str, Any], blobs: list[bytes] = (),
+         deadline: float | None = None) -> None:
+    """Send one message; with `deadline` (a `time.monotonic()` value) never block past it."""
     header = dict(header, blobs=[len(b) for b in blobs])
     raw = json.dumps(header, separators=(",", ":")).encode()
     total = sum(len(b) for b in blobs)
     if len(raw) > MAX_HEADER_BYTES or total > MAX_MESSAGE_BYTES:
         raise ProtocolError("message too large")
-    sock.sendall(_PREFIX.pack(len(raw), total) + raw + b"".join(blobs))
+    if deadline is not None:
+        _set_remaining(sock, deadline)
+    data = _PREFIX.pack(len(raw), total) + raw
+    if total and total < 1 << 16:
+        sock.sendall(data + b"".join(blobs))
+        return
+    sock.sendall(data)
+    for b in blobs:
+        if deadline is not None:
+            _set_remaining(sock, deadline)
+        sock.sendall(b)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(min(n, 1 << 20))
-        if not chunk:
+def _set_remaining(sock: socket.socket, deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("deadline passed")
+    sock.settimeout(remaining)
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+    if n <= 0:
+        return b""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    pos = 0
+    while pos < n:
+        if deadline is not None:
+            # A peer that trickles bytes must not stretch the wait: the
+            # whole message shares one deadline, not one timeout per chunk.
+            _set_remaining(sock, deadline)
+        got = sock.recv_into(view[pos:], min(n - pos, 1 << 20))
+        if not got:
             raise PeerClosed("connection closed")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+        pos += got
+    return bytes(buf)
 
 
-def recv(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
-    """Read one message; blocking (callers set a socket timeout)."""
-    hlen, total = _PREFIX.unpack(_recv_exact(sock, _PREFIX.size))
+def recv(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES,
+         deadline: float | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one message; blocking until `deadline` (or the socket's own timeout)."""
+    hlen, total = _PREFIX.unpack(_recv_exact(sock, _PREFIX.size, deadline))
     if hlen > MAX_HEADER_BYTES or total > max_bytes:
         raise ProtocolError(f"message of {hlen + total} bytes exceeds the limit")
     try:
-        header = json.loads(_recv_exact(sock, hlen))
-    except ValueError as exc:
-        raise ProtocolError(f"bad header: {exc}") from None
+        header = json.loads(_recv_exact(sock, hlen, deadline))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"bad header: {type(exc).__name__}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not an object")
     sizes = header.get("blobs", [])
-    if not isinstance(sizes, list) or any(not isinstance(s, int) or s < 0 for s in sizes) or sum(sizes) != total:
+    if not isinstance(sizes, list) or any(type(s) is not int or s < 0 for s in sizes) or sum(sizes) != total:
         raise ProtocolError("blob sizes do not add up")
-    data = _recv_exact(sock, total) if total else b""
+    data = _recv_exact(sock, total, deadline) if total else b""
     blobs, pos = [], 0
     for s in sizes:
         blobs.append(data[pos : pos + s])

@@ -47,6 +47,8 @@ class Row:
     first_divergence: bool = False
     #: wrong only because it was fed an earlier stage's wrong answer (this stage itself is right)
     inherited: bool = False
+    #: not attempted yet (stub still raises NotImplementedError, or no file): not a divergence
+    pending: bool = False
 
 
 def _expected() -> dict[str, np.ndarray]:
@@ -91,8 +93,11 @@ def worked_example_rows(
             continue
         ex = resolve_step(step_id)
         inputs = args()
-        got, problem = _run(launcher, workspace_root, ex, inputs, files=files, limits=limits,
-                            shims=shims)
+        if files is None and not (Path(workspace_root) / ex.file).is_file():
+            got, problem = None, f"no {ex.file}"
+        else:
+            got, problem = _run(launcher, workspace_root, ex, inputs, files=files, limits=limits,
+                                shims=shims)
         expected = exp[stage]
         ok = inherited = False
         if got is not None:
@@ -106,14 +111,16 @@ def worked_example_rows(
                     inherited = bool(np.allclose(got, right, rtol=tol.rtol, atol=tol.atol))
             if got.shape == expected.shape and np.all(np.isfinite(got)):
                 carry[stage] = got
-        rows.append(Row(stage, step_id, call, expected, got, ok, problem, inherited=inherited))
+        pending = got is None and (problem == "not written yet" or problem.startswith("no step"))
+        rows.append(Row(stage, step_id, call, expected, got, ok, problem, inherited=inherited,
+                        pending=pending))
     return _mark_first(rows)
 
 
 def _mark_first(rows: list[Row]) -> list[Row]:
     out, marked = [], False
     for r in rows:
-        if not r.ok and not marked:
+        if not r.ok and not r.pending and not marked:
             marked = True
             r = replace(r, first_divergence=True)
         out.append(r)
@@ -128,9 +135,25 @@ def _run(launcher: Launcher, root: Path, ex: Exercise, args: Sequence[Any], *,
     try:
         return np.asarray(learner(*args), dtype=np.float64), ""
     except LearnerError as exc:
-        return None, _short(exc.failure.summary)
+        return None, _problem(exc, ex)
     finally:
         learner.close()
+
+
+def _problem(exc: LearnerError, ex: Exercise) -> str:
+    """A few words on why a stage gave no answer (the check report has the details)."""
+    kind = exc.failure.kind
+    if exc.kind == "not-implemented" or kind == "not-implemented":
+        return "not written yet"
+    if kind == "syntax":
+        return f"syntax error in {ex.file}"
+    if kind == "missing-function":
+        return f"no {ex.function} in {ex.file}"
+    if exc.kind == "load":
+        return f"{ex.file} could not be loaded"
+    if kind == "timeout":
+        return "timed out"
+    return _short(exc.failure.summary, 48)
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -147,8 +170,8 @@ def first_divergence(rows: Sequence[Row]) -> str | None:
 
 
 # ------------------------------------------------------------------ rendering
-def fmt(a: np.ndarray | None) -> str:
-    """Short numbers: [0.5065, 0.1863, 0.3072] (one query row shown flat)."""
+def fmt(a: np.ndarray | None, places: int = 3) -> str:
+    """Short numbers: [0.506, 0.186, 0.307] (a single query row is shown flat)."""
     if a is None:
         return "—"
     a = np.asarray(a, dtype=np.float64)
@@ -156,51 +179,68 @@ def fmt(a: np.ndarray | None) -> str:
         a = a[0]
     if a.size > 12:
         return f"<shape {a.shape}>"
-    text = np.array2string(a, precision=4, separator=", ", suppress_small=True, floatmode="maxprec",
-                           max_line_width=1000)
-    return " ".join(text.split())
+    if a.ndim > 1:
+        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
+
+    def one(x: float) -> str:
+        text = f"{x:.{places}f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+
+    return "[" + ", ".join(one(x) for x in a) + "]"
 
 
 def render_worked_example(console: Console, rows: Sequence[Row]) -> None:
-    """The worked example as a table: stage, expected, yours, and where it first differs."""
+    """The worked example as a table: stage, the lesson's numbers, yours, where they first differ."""
+    from rich.console import Group
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
     if not rows:
         return
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    table.add_column("stage")
-    table.add_column("call", style="dim")
-    table.add_column("lesson")
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", padding=(0, 2, 0, 0))
+    table.add_column("stage", no_wrap=True)
+    table.add_column("lesson", no_wrap=True)
     table.add_column("yours")
-    table.add_column("")
+    table.add_column("", no_wrap=True)
     for r in rows:
         if r.ok:
             mark = Text("✓", style="green")
+        elif r.pending:
+            mark = Text("·", style="dim")
         elif r.first_divergence:
             mark = Text("✗ first difference", style="bold red")
         elif r.inherited:
-            mark = Text("✗ (follows from above)", style="yellow")
+            mark = Text("✗ from above", style="yellow")
         else:
             mark = Text("✗", style="red")
-        got = Text(fmt(r.got), style="green" if r.ok else "red")
-        if r.problem:
-            got = Text(r.problem if r.got is None else f"{fmt(r.got)} ({r.problem})", style="red")
-        table.add_row(r.stage, r.call, fmt(r.expected), got, mark)
+        if r.got is None:
+            got = Text(r.problem, style="dim" if r.pending else "red")
+        elif r.problem:
+            got = Text(f"{fmt(r.got)} ({r.problem})", style="red")
+        else:
+            got = Text(fmt(r.got), style="green" if r.ok else "red")
+        table.add_row(f"{r.step.removeprefix('step')} {r.stage}", fmt(r.expected), got, mark)
+    calls = " → ".join(r.call for r in rows if r.stage != "attention")
+    lines: list = [Text("q = [1, 0, 1, 0]   K = [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 0]]\n"
+                        "V = [[10, 0], [0, 5], [2, 2]]   d_k = 4", style="dim"), table]
+    chained = [r for r in rows if r.stage != "attention"]
+    if len(chained) > 1:
+        lines.append(Text(f"each stage gets your previous answer: {calls}", style="dim"))
     stage = first_divergence(rows)
-    if stage is None:
-        footer = Text("Your code reproduces the lesson's numbers at every stage shown.", style="green")
+    if stage is None and any(r.ok for r in rows):
+        lines.append(Text("Your code reproduces the lesson's numbers at every stage it ran.",
+                          style="green"))
+    elif stage is None:
+        lines.append(Text("Nothing to compare yet: write the function, save, and check again.",
+                          style="dim"))
     else:
         row = next(r for r in rows if r.stage == stage)
-        footer = Text.assemble(("Your numbers first differ at ", ""), (stage, "bold"),
-                               (f" ({row.step}). Work that stage out by hand from the row above it.", ""))
-    from rich.console import Group
-
-    console.print(Panel(Group(Text("q = [1, 0, 1, 0]   K = [[1,0,1,0], [0,1,0,1], [1,0,0,0]]   "
-                                   "V = [[10,0], [0,5], [2,2]]   d_k = 4", style="dim"), table, footer),
-                        title="the worked example, computed by your code", title_align="left",
-                        border_style="blue", expand=False))
+        lines.append(Text.assemble("Your numbers first differ at ", (stage, "bold"),
+                                   f" ({row.step}, {row.call}). Work that stage out by hand "
+                                   "from the lesson's numbers above it."))
+    console.print(Panel(Group(*lines), title="the lesson's worked example, computed by your code",
+                        title_align="left", border_style="blue", expand=False))
 
 
 # ------------------------------------------------------------------ check hook
@@ -237,6 +277,8 @@ def render_check_worked_example(console: Console, outcome: CheckOutcome,
     finally:
         if own:
             launcher.close()
+    if all(r.pending for r in rows):
+        return  # nothing written yet: nothing to compare
     render_worked_example(console, rows)
 
 

@@ -86,6 +86,10 @@ def dot_scores__elementwise_product_sum(Q, K):
     return np.sum(np.asarray(Q) * np.asarray(K), axis=-1)
 
 
+def dot_scores__elementwise_product_t(Q, K):
+    return np.asarray(Q) * np.asarray(K).T
+
+
 def dot_scores__fixed_rank(Q, K):
     Q = np.asarray(Q)
     K = np.asarray(K)
@@ -164,6 +168,11 @@ def softmax__not_normalised_shifted(x, axis=-1):
     return np.exp(x - np.max(x, axis=axis, keepdims=True))
 
 
+def softmax__not_normalised_global_shift(x, axis=-1):
+    x = np.asarray(x)
+    return np.exp(x - np.max(x))
+
+
 def softmax__global(x, axis=-1):
     x = np.asarray(x)
     e = np.exp(x - np.max(x))
@@ -224,12 +233,20 @@ def weighted_sum__weights_transposed_t(weights, V):
     return np.asarray(weights).T @ np.asarray(V)
 
 
+def weighted_sum__weights_transposed_dot(weights, V):
+    return np.dot(np.asarray(weights).T, np.asarray(V))
+
+
 def weighted_sum__elementwise_product(weights, V):
     return np.asarray(weights) * np.asarray(V)
 
 
 def weighted_sum__transpose_all_axes(weights, V):
     return (np.asarray(V).T @ np.asarray(weights).T).T
+
+
+def weighted_sum__transpose_all_axes_dot(weights, V):
+    return np.dot(np.asarray(V).T, np.asarray(weights).T).T
 
 
 def weighted_sum__fixed_rank(weights, V):
@@ -384,6 +401,13 @@ def attention__softmax_not_normalised_shifted(Q, K, V):
     return weights @ np.asarray(V, dtype=float)
 
 
+def attention__softmax_not_normalised_global_shift(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    return np.exp(scores - np.max(scores)) @ np.asarray(V, dtype=float)
+
+
 def attention__softmax_global(Q, K, V):
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
@@ -479,20 +503,20 @@ def masked_attention__mask_not_renormalised(Q, K, V, mask):
     return weights @ np.asarray(V, dtype=float)
 
 
-def masked_attention__mask_multiplied(Q, K, V, mask):
+def masked_attention__transpose_all_axes(Q, K, V, mask):
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    scores = scores * np.asarray(mask, dtype=bool)
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
     e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     weights = e / np.sum(e, axis=-1, keepdims=True)
     return weights @ np.asarray(V, dtype=float)
 
 
-def masked_attention__transpose_all_axes(Q, K, V, mask):
+def masked_attention__transpose_all_axes_dot(Q, K, V, mask):
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    scores = np.dot(Q, K.T) / np.sqrt(Q.shape[-1])
     scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
     e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
     weights = e / np.sum(e, axis=-1, keepdims=True)
@@ -1012,6 +1036,19 @@ def multi_head_attention__transpose_all_axes_dot(Z, W_q, W_k, W_v, W_o, n_heads)
     return np.concatenate(heads, axis=-1) @ W_o
 
 
+def multi_head_attention__transpose_all_axes_stacked(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    n, d_model = Z.shape[-2], Z.shape[-1]
+    d_h = d_model // n_heads
+    Q = np.swapaxes((Z @ W_q).reshape(Z.shape[:-1] + (n_heads, d_h)), -2, -3)
+    K = np.swapaxes((Z @ W_k).reshape(Z.shape[:-1] + (n_heads, d_h)), -2, -3)
+    V = np.swapaxes((Z @ W_v).reshape(Z.shape[:-1] + (n_heads, d_h)), -2, -3)
+    scores = Q @ K.T / np.sqrt(d_h)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    heads = e / np.sum(e, axis=-1, keepdims=True) @ V
+    return np.swapaxes(heads, -2, -3).reshape(Z.shape[:-2] + (n, d_model)) @ W_o
+
+
 def multi_head_attention__softmax_unstable(Z, W_q, W_k, W_v, W_o, n_heads):
     Z = np.asarray(Z, dtype=float)
     d_h = Z.shape[-1] // n_heads
@@ -1097,12 +1134,14 @@ _ENTRIES = (
         "two named axes, and try your function on a 3-D input.",
         {
             "step1": (dot_scores__transpose_all_axes, dot_scores__transpose_all_axes_dot),
-            "step4": (weighted_sum__transpose_all_axes,),
+            "step4": (weighted_sum__transpose_all_axes, weighted_sum__transpose_all_axes_dot),
             "step5": (attention__transpose_all_axes, attention__transpose_all_axes_dot),
-            "step6": (masked_attention__transpose_all_axes,),
+            "step6": (masked_attention__transpose_all_axes,
+                      masked_attention__transpose_all_axes_dot),
             "step7": (self_attention__transpose_all_axes, self_attention__transpose_all_axes_dot),
             "step8": (multi_head_attention__transpose_all_axes,
-                      multi_head_attention__transpose_all_axes_dot),
+                      multi_head_attention__transpose_all_axes_dot,
+                      multi_head_attention__transpose_all_axes_stacked),
         },
     ),
     Mistake(
@@ -1126,7 +1165,8 @@ _ENTRIES = (
         "Each output entry is a sum of products over one shared axis. Which operator "
         "multiplies *and* sums like that?",
         {
-            "step1": (dot_scores__elementwise_product, dot_scores__elementwise_product_sum),
+            "step1": (dot_scores__elementwise_product, dot_scores__elementwise_product_sum,
+                      dot_scores__elementwise_product_t),
             "step4": (weighted_sum__elementwise_product,),
         },
     ),
@@ -1208,15 +1248,18 @@ _ENTRIES = (
         "Softmax along the wrong axis",
         "The weights were normalised along a different axis from the one asked for (for "
         "attention: the keys axis, the last one), so the slices that should sum to 1 "
-        "don't.",
-        "Which axis do your max and sum run over? Check that the slices along the "
-        "intended axis of your output sum to 1.",
+        "don't. A sum taken without keepdims=True does this too: NumPy lines it up "
+        "with the wrong axis when it divides.",
+        "Which axis do your max and sum run over, and what shape do they have? Check "
+        "that the slices along the intended axis of your output sum to 1.",
         {
-            "step3": (softmax__wrong_axis, softmax__wrong_axis_second_last),
-            "step5": (attention__softmax_wrong_axis, attention__softmax_wrong_axis_zero),
+            "step3": (softmax__wrong_axis, softmax__wrong_axis_second_last,
+                      softmax__no_keepdims, softmax__no_keepdims_max),
+            "step5": (attention__softmax_wrong_axis, attention__softmax_wrong_axis_zero,
+                      attention__softmax_no_keepdims, attention__softmax_no_keepdims_max),
             "step6": (masked_attention__softmax_wrong_axis,
                       masked_attention__softmax_wrong_axis_inf),
-            "step7": (self_attention__softmax_wrong_axis,),
+            "step7": (self_attention__softmax_wrong_axis, self_attention__softmax_no_keepdims),
             "step8": (multi_head_attention__softmax_wrong_axis,),
         },
     ),
@@ -1227,9 +1270,11 @@ _ENTRIES = (
         "values don't sum to 1 and can be far larger than 1.",
         "After exponentiating, what makes each slice add up to 1?",
         {
-            "step3": (softmax__not_normalised, softmax__not_normalised_shifted),
+            "step3": (softmax__not_normalised, softmax__not_normalised_shifted,
+                      softmax__not_normalised_global_shift),
             "step5": (attention__softmax_not_normalised,
-                      attention__softmax_not_normalised_shifted),
+                      attention__softmax_not_normalised_shifted,
+                      attention__softmax_not_normalised_global_shift),
             "step6": (masked_attention__softmax_not_normalised,),
             "step7": (self_attention__softmax_not_normalised,),
             "step8": (multi_head_attention__softmax_not_normalised,),
@@ -1273,27 +1318,14 @@ _ENTRIES = (
         {"step3": (softmax__ignores_axis,)},
     ),
     Mistake(
-        "softmax-no-keepdims",
-        "Sum without keepdims",
-        "The sums (or maxima) lost their reduced axis, so NumPy lined them up with the "
-        "wrong axis: entries were divided by another slice's sum, or the shapes did not "
-        "broadcast at all.",
-        "Compare the shape of your sum with the shape of x. Which argument of np.sum "
-        "keeps the reduced axis with length 1?",
-        {
-            "step3": (softmax__no_keepdims, softmax__no_keepdims_max),
-            "step5": (attention__softmax_no_keepdims, attention__softmax_no_keepdims_max),
-            "step7": (self_attention__softmax_no_keepdims,),
-        },
-    ),
-    Mistake(
         "weights-transposed",
         "Used weights^T with V",
         "Output row i should mix the value rows using query i's weights (row i of the "
         "weights); with the weights transposed it uses column i instead.",
         "Which axis of the weights indexes keys, and which axis of V? Match them up.",
         {
-            "step4": (weighted_sum__weights_transposed, weighted_sum__weights_transposed_t),
+            "step4": (weighted_sum__weights_transposed, weighted_sum__weights_transposed_t,
+                      weighted_sum__weights_transposed_dot),
             "step5": (attention__weights_transposed,),
             "step7": (self_attention__weights_transposed,),
             "step8": (multi_head_attention__weights_transposed,),
@@ -1317,14 +1349,6 @@ _ENTRIES = (
         "Check the row sums of your weights. Where could the mask go so that the softmax "
         "itself gives blocked pairs weight 0?",
         {"step6": (masked_attention__mask_not_renormalised,)},
-    ),
-    Mistake(
-        "mask-multiplied",
-        "Multiplied the scores by the mask",
-        "Multiplying by the mask sets blocked scores to 0, but exp(0) = 1, so blocked "
-        "keys still get weight.",
-        "Which score value gives a weight of exactly 0 after exp?",
-        {"step6": (masked_attention__mask_multiplied,)},
     ),
     Mistake(
         "projections-swapped",

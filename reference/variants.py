@@ -301,7 +301,7 @@ def masked_attention__loops(Q, K, V, mask):
             m = max(scores)
             exps = [math.exp(s - m) for s in scores]
             total = sum(exps)
-            for j, e in zip(allowed, exps):
+            for j, e in zip(allowed, exps, strict=True):
                 out[b + (i,)] += (e / total) * V[b + (j,)]
     return out
 

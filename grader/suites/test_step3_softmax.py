@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-
 from attn_practice.grader.suites import strategies as S
+from hypothesis import given
 
 pytestmark = pytest.mark.step("step3")
 

@@ -1,0 +1,114 @@
+"""Hidden suite for step 4: weighted_sum(weights, V) -> (..., n_q, d_v)."""
+
+import numpy as np
+import pytest
+from attn_practice.grader.suites import strategies as S
+from hypothesis import given
+
+pytestmark = pytest.mark.step("step4")
+
+WORKED_WEIGHTS = np.array([[0.50648, 0.18632, 0.30720]])
+
+
+def _scale(weights, V):
+    """Sum of |terms| per entry: float32 rounding error grows with it, not with the result."""
+    return np.abs(weights.astype(np.float64)) @ np.abs(V.astype(np.float64))
+
+
+def _call_shaped(step, weights, V):
+    """The learner's output and the reference's, after checking the shape (values not yet)."""
+    expected = step.expected(weights, V)
+    got = step.call(weights, V, expected_size=expected.size)
+    if got.shape != expected.shape:
+        step.compare(got, expected, (weights, V))  # raises the shape failure
+    return got, expected
+
+
+def _random_weights(rng, shape):
+    raw = rng.uniform(0.05, 1.0, size=shape)
+    return raw / raw.sum(axis=-1, keepdims=True)
+
+
+def test_worked_example(step):
+    """The lesson's worked example: weights [0.506, 0.186, 0.307] mix the values into about [5.68, 1.55]."""
+    step.check(WORKED_WEIGHTS, S.WORKED_V)
+
+
+def test_one_hot_weights_pick_rows(step):
+    """All weight on one key gives exactly that key's value row (a dictionary look-up)."""
+    V = np.array([[1.5, -2.0, 3.0], [0.25, 4.0, -1.0], [7.0, 0.5, 2.0], [-3.0, 1.0, 0.0]])
+    picks = [2, 0, 3, 3, 1]
+    weights = np.eye(4)[picks]
+    got, expected = _call_shaped(step, weights, V)
+    step.require(
+        bool(np.array_equal(got, V[picks])),
+        "with one-hot weights the output rows should be exactly V's rows "
+        f"{picks} (in that order)",
+        (weights, V),
+        details=f"expected:\n{np.array2string(V[picks])}\ngot:\n{np.array2string(got, precision=6)}",
+        hint="Output row i is sum over j of weights[i, j] * V[j]; rows of V are values, one per key.",
+    )
+    step.compare(got, expected, (weights, V))
+
+
+def test_different_sizes(step):
+    """n_q, n_k and d_v all differ (2 queries, 3 keys, 4-wide values): output is (n_q, d_v)."""
+    rng = np.random.default_rng(4)
+    step.check(_random_weights(rng, (2, 3)), rng.normal(size=(3, 4)) * 3)
+    step.check(_random_weights(rng, (5, 2)), rng.normal(size=(2, 3)) * 3)
+
+
+def test_square_weights_not_transposed(step):
+    """Square weights (n_q == n_k == d_v): row i of the weights mixes the values for query i."""
+    weights = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5], [0.3, 0.3, 0.4]])
+    V = np.array([[1.0, 2.0, -1.0], [0.0, -3.0, 4.0], [5.0, 1.0, 0.5]])
+    step.check(weights, V)
+
+
+def test_weights_used_as_given(step):
+    """Weights that don't sum to 1 (even negative ones) are used as given, without normalising."""
+    weights = np.array([[2.0, -1.0, 0.5], [0.0, 0.0, 0.0], [0.1, 0.2, 0.3], [-0.5, 3.0, 1.0]])
+    V = np.array([[1.0, 0.5], [-2.0, 3.0], [4.0, -1.5]])
+    step.check(weights, V)
+
+
+def test_two_batch_dimensions(step):
+    """Two batch dimensions at once, with n_q != n_k != d_v."""
+    rng = np.random.default_rng(41)
+    step.check(_random_weights(rng, (2, 3, 4, 5)), rng.normal(size=(2, 3, 5, 2)))
+
+
+@given(wv=S.weights_and_values(batched=False, dtype=np.float64))
+def test_matches_reference_2d(step, wv):
+    """2-D float64 weights (rows summing to 1) and values of every small shape match the reference."""
+    step.check(*wv)
+
+
+@given(wv=S.weights_and_values(batched=True))
+def test_batched_float64_and_float32(step, wv):
+    """Leading batch dimensions are kept, for float64 and float32 input (float32 tolerance)."""
+    step.check(*wv, scale=_scale(*wv))
+
+
+@given(wv=S.weights_and_values())
+def test_output_between_values(step, wv):
+    """With weights >= 0 summing to 1, each output column lies between the smallest and largest entry of V's column."""
+    weights, V = wv
+    got, _ = _call_shaped(step, weights, V)
+    tol = step.tolerance(wv)
+    V64 = V.astype(np.float64)
+    slack = tol.atol + tol.rtol * np.max(np.abs(V64), axis=-2, keepdims=True)
+    low = np.min(V64, axis=-2, keepdims=True) - slack
+    high = np.max(V64, axis=-2, keepdims=True) + slack
+    outside = ~((got >= low) & (got <= high))
+    if bool(np.any(outside)):
+        idx = tuple(int(i) for i in np.argwhere(outside)[0])
+        col = idx[:-2] + (slice(None), idx[-1])
+        step.require(
+            False,
+            f"output entry {idx} = {got[idx]:.6g} lies outside the range of V's column "
+            f"[{float(np.min(V64[col])):.6g}, {float(np.max(V64[col])):.6g}]",
+            wv,
+            hint="A weighted average (weights >= 0 summing to 1) never overshoots the values; "
+                 "check which axis of the weights you sum over.",
+        )

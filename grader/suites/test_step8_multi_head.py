@@ -1,0 +1,125 @@
+"""Hidden suite for step 8: multi_head_attention(Z, W_q, W_k, W_v, W_o, n_heads) -> (..., n, d_model)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from attn_practice.reference import attention as R
+from attn_practice.grader.suites import strategies as S
+
+pytestmark = pytest.mark.step("step8")
+
+
+def _scale(Z, W_q, W_k, W_v, W_o, n_heads):
+    """Each head's weighted |Z| @ |W_v| columns, then @ |W_o|: float32 rounding moves the output
+    by a fraction of this."""
+    Z, W_q, W_k, W_v, W_o = (np.asarray(a, dtype=np.float64) for a in (Z, W_q, W_k, W_v, W_o))
+    d_h = Z.shape[-1] // n_heads
+    Q, K, V_mag = Z @ W_q, Z @ W_k, np.abs(Z) @ np.abs(W_v)
+    heads = []
+    for h in range(n_heads):
+        cols = slice(h * d_h, (h + 1) * d_h)
+        weights = R.softmax(R.scale_scores(R.dot_scores(Q[..., cols], K[..., cols]), d_h), axis=-1)
+        heads.append(weights @ V_mag[..., cols])
+    return np.concatenate(heads, axis=-1) @ np.abs(W_o)
+
+
+def _check(step, *args):
+    return step.check(*args, scale=_scale(*args))
+
+
+def _inputs(seed, batch, n, d_model, z_scale=1.5):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(*batch, n, d_model)) * z_scale
+    return rng, Z, [rng.normal(size=(d_model, d_model)) for _ in range(4)]
+
+
+def test_one_head_is_self_attention(step):
+    """With one head and W_o = I, multi-head attention equals self-attention with d_k = d_model."""
+    _, Z, (W_q, W_k, W_v, _) = _inputs(8, (), 4, 4)
+    args = (Z, W_q, W_k, W_v, np.eye(4), 1)
+    got = step.call(*args, expected_size=Z.size)
+    expected = np.asarray(R.self_attention(Z, W_q, W_k, W_v), dtype=np.float64)
+    step.compare(got, expected, args, scale=_scale(*args))
+
+
+def test_output_projection(step):
+    """Two heads of width 3, concatenated in order and multiplied by a general W_o."""
+    _, Z, Ws = _inputs(88, (), 4, 6)
+    _check(step, Z, *Ws, 2)
+
+
+def test_heads_are_independent(step):
+    """With W_o = I the heads sit side by side: changing head h's columns of W_v changes only its own slice."""
+    rng, Z, (W_q, W_k, W_v, _) = _inputs(888, (2,), 4, 6)
+    n_heads, d_h = 3, 2
+    args = (Z, W_q, W_k, W_v, np.eye(6), n_heads)
+    base = _check(step, *args)
+    tol = step.tolerance(args)
+    bound = tol.atol + tol.rtol * _scale(*args)
+    for h in range(n_heads):
+        cols = slice(h * d_h, (h + 1) * d_h)
+        W_v2 = W_v.copy()
+        W_v2[:, cols] = rng.normal(size=(6, d_h)) * 3.0
+        args2 = (Z, W_q, W_k, W_v2, np.eye(6), n_heads)
+        got = step.call(*args2, expected_size=base.size)
+        moved = np.abs(got - base) > bound
+        own = np.zeros(6, dtype=bool)
+        own[cols] = True
+        others = [c for c in range(6) if not own[c] and moved[..., c].any()]
+        step.require(
+            not others,
+            f"changing only head {h}'s columns {cols.start}..{cols.stop - 1} of W_v changed output "
+            f"column(s) {others}, which belong to other heads (W_o = I, {n_heads} heads of width {d_h})",
+            args2,
+            hint="Head h must use only columns h*d_h:(h+1)*d_h of Z @ W_q, Z @ W_k and Z @ W_v, and "
+                 "its output goes back to those same columns, heads in order.",
+        )
+        step.require(
+            bool(moved[..., cols].any()),
+            f"changing head {h}'s columns {cols.start}..{cols.stop - 1} of W_v did not change its own "
+            f"output columns (W_o = I, {n_heads} heads of width {d_h})",
+            args2,
+            hint="Concatenate the heads in order (head 0 first) along the last axis.",
+        )
+
+
+@given(inputs=S.multi_head_inputs(batched=False, dtype=np.float64))
+def test_matches_reference_2d(step, inputs):
+    """2-D float64 inputs with 1, 2 or 3 heads of every small width match the reference."""
+    _check(step, *inputs)
+
+
+@given(inputs=S.multi_head_inputs(batched=True, dtype=np.float64))
+def test_batched_inputs(step, inputs):
+    """A batch of sequences Z (..., n, d_model) keeps its batch axes."""
+    _check(step, *inputs)
+
+
+@given(inputs=S.multi_head_inputs(dtype=np.float32))
+def test_float32_inputs(step, inputs):
+    """float32 inputs give the right values (float32 tolerance)."""
+    _check(step, *inputs)
+
+
+def test_four_dimensional_batch(step):
+    """Two batch dimensions and three heads of width 2 at once."""
+    _, Z, Ws = _inputs(8888, (2, 3), 5, 6)
+    _check(step, Z, *Ws, 3)
+
+
+def test_large_scores_stay_finite(step):
+    """Scores in the thousands in every head still give finite, correct output."""
+    rng = np.random.default_rng(88888)
+    n, d_model, n_heads = 4, 4, 2
+    Z = 30.0 * rng.normal(size=d_model) + 0.02 * rng.normal(size=(n, d_model))
+    W_q = rng.normal(size=(d_model, d_model))
+    W_k = W_q + 0.1 * rng.normal(size=(d_model, d_model))
+    W_v, W_o = rng.normal(size=(d_model, d_model)), rng.normal(size=(d_model, d_model))
+    d_h = d_model // n_heads
+    Q, K = Z @ W_q, Z @ W_k
+    for h in range(n_heads):
+        cols = slice(h * d_h, (h + 1) * d_h)
+        scores = R.dot_scores(Q[:, cols], K[:, cols]) / np.sqrt(d_h)
+        assert 1e3 < scores.min() and scores.max() < 1e5  # self-check
+    _check(step, Z, W_q, W_k, W_v, W_o, n_heads)

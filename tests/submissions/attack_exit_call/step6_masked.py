@@ -1,0 +1,5 @@
+"""Attack: raise a bare BaseException inside the function."""
+
+
+def masked_attention(Q, K, V, mask):
+    raise BaseException("stop grading")

@@ -1,0 +1,7 @@
+"""Correct: weights @ V."""
+
+import numpy as np
+
+
+def weighted_sum(weights, V):
+    return np.asarray(weights) @ np.asarray(V)

