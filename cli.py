@@ -33,19 +33,25 @@ class Problem(click.ClickException):
         self.exit_code = code
 
     def show(self, file: Any = None) -> None:
-        error_console().print(f"[bold red]error:[/] {self.format_message()}", highlight=False, soft_wrap=True)
+        from rich.text import Text
+
+        # Text, not markup: a path or step name with [brackets] is printed as it is.
+        # soft_wrap: a long path or step list stays on one line for logs and copy-paste.
+        error_console().print(Text.assemble(("error: ", "bold red"), self.format_message()),
+                              soft_wrap=True)
 
 
 def console() -> Console:
+    """stdout: colours on a terminal, plain text when piped; rich honours NO_COLOR."""
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, emoji=False)
 
 
 def error_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, emoji=False)
 
 
 def _workspace() -> Workspace:

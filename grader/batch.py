@@ -21,7 +21,6 @@ from .. import __version__
 from .catalog import resolve_step
 from .course import Course, default_course
 from .engine import Engine, RunOptions, default_steps
-from .launcher import Limits
 from .results import GradeReport
 
 
@@ -89,7 +88,7 @@ def run_grading(request: GradeRequest) -> list[GradeReport]:
     results: dict[int, GradeReport] = {}
     cache, keys = _open_cache(request, course, paths)
     todo = []
-    for i, p in enumerate(paths):
+    for i in range(len(paths)):
         cached = cache.get(keys[i], submission=labels[i]) if cache is not None and keys[i] else None
         if cached is not None:
             results[i] = replace(cached, submission=labels[i])
@@ -193,8 +192,13 @@ class _Progress:
     def __enter__(self) -> _Progress:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]}/s"), TimeRemainingColumn(),

@@ -177,7 +177,7 @@ def load_exercise(path: Path) -> Exercise:
     return parse_exercise(path, data)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_catalog(root: Path | None = None) -> tuple[Exercise, ...]:
     """Every exercise, in step order."""
     base = Path(root) if root else Path(str(resources.files(EXERCISES_PACKAGE)))

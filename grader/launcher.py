@@ -270,12 +270,16 @@ class Launcher:
                 self._memory_base = 512 * 1024 * 1024
         return self._memory_base
 
-    def reap(self, pid: int) -> dict[str, Any]:
-        """Kill sandbox `pid` with everything it started; its exit status."""
+    def reap(self, pid: int, grace: float = 0.0) -> dict[str, Any]:
+        """Kill sandbox `pid` with everything it started; its exit status.
+
+        `grace`: let a sandbox that is already exiting finish first (up to
+        that many seconds), so the status reported is its own.
+        """
         with self._lock:
             if self._proc is None:
                 return {}  # the zygote is gone, and its sandboxes with it
-            return self._request({"op": "reap", "pid": pid})
+            return self._request({"op": "reap", "pid": pid, "grace": grace})
 
     def _stop(self) -> None:
         if self._ctl is not None:
@@ -377,19 +381,25 @@ class Sandbox:
         except TimeoutError:
             self.close()
             raise CallTimeout() from None
-        except protocol.PeerClosed:
-            self.close()
+        except (protocol.PeerClosed, ConnectionError):
+            self.close(grace=0.05)
             raise SandboxDied(self.death_message()) from None
-        except (OSError, protocol.ProtocolError) as exc:
+        except protocol.ProtocolError as exc:
             self.close()
-            if isinstance(exc, protocol.ProtocolError) and "exceeds" in str(exc):
-                raise SandboxDied("your function returned far more data than expected") from None
+            if "exceeds" in str(exc):
+                raise SandboxDied("returned far more data than expected") from None
+            raise SandboxDied("sent the grader a malformed answer (did it write to the grader's "
+                              "socket?)") from None
+        except OSError:
+            self.close()
             raise SandboxDied(self.death_message()) from None
 
     def death_message(self) -> str:
         info = self.exit_info or {}
         sig = info.get("signal")
         code = info.get("exitcode")
+        if info.get("killed") is True:
+            return "stopped talking to the grader (it closed or broke its connection) and was stopped"
         if sig == signal.SIGKILL:
             return "was killed (it used more memory, CPU time or processes than allowed)"
         if sig is not None:
@@ -400,11 +410,9 @@ class Sandbox:
             return words or f"was killed by signal {sig}"
         if code is not None:
             return f"ended the whole process with exit code {code} (os._exit or similar)"
-        if self.exit_info is None:
-            return "stopped responding"
         return "stopped responding"
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> None:
         if self.closed:
             return
         self.closed = True
@@ -413,7 +421,7 @@ class Sandbox:
         except OSError:
             pass
         try:
-            self.exit_info = self.launcher.reap(self.pid)
+            self.exit_info = self.launcher.reap(self.pid, grace)
         except (RuntimeError, ValueError):
             self.exit_info = {}
         shutil.rmtree(self.tmp, ignore_errors=True)

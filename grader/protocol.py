@@ -49,7 +49,7 @@ def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
     d, s = desc.get("d"), desc.get("s")
     if not isinstance(d, str) or not _DTYPE_RE.fullmatch(d):
         raise ProtocolError(f"refused dtype {str(d)[:40]!r}")
-    if not isinstance(s, list) or len(s) > 32 or not all(type(n) is int and 0 <= n < 1 << 40 for n in s):
+    if not isinstance(s, list) or len(s) > 64 or not all(type(n) is int and 0 <= n < 1 << 40 for n in s):
         raise ProtocolError("bad shape")
     try:
         dtype = np.dtype(d)

@@ -99,8 +99,9 @@ class _Zygote:
             if op == "spawn" and len(fds) == 1:
                 reply = self.spawn(fds[0], req)
             elif op == "reap":
-                pid = req.get("pid")
-                reply = self.reap(pid) if type(pid) is int else {"error": "bad pid"}
+                pid, grace = req.get("pid"), req.get("grace", 0)
+                grace = min(float(grace), 1.0) if type(grace) in (int, float) else 0.0
+                reply = self.reap(pid, grace) if type(pid) is int else {"error": "bad pid"}
             elif op == "exit":
                 break
             else:
@@ -132,17 +133,33 @@ class _Zygote:
         return {"pid": pid}
 
     # -- killing ---------------------------------------------------------
-    def reap(self, pid: int) -> dict[str, Any]:
-        """Kill a sandbox's whole process tree (and uid), then collect its status."""
+    def reap(self, pid: int, grace: float = 0.0) -> dict[str, Any]:
+        """Kill a sandbox's whole process tree (and uid), then collect its status.
+
+        `grace`: seconds to let a sandbox that is already on its way out
+        (its socket closed) finish exiting, so its own exit status is reported.
+        """
         req = self.active.pop(pid, None)
         if req is None:
             return {"exitcode": None, "signal": None}
         deadline = time.monotonic() + REAP_SECONDS
         status = self.exited.pop(pid, None)
+        killed = False
         extra = 0
         if status is None:
-            extra += self._kill_tree(pid) - 1
-            status = self._wait(pid, deadline)
+            if grace > 0:
+                status = self._wait(pid, time.monotonic() + grace)
+                done = pid if status is not None else 0
+            else:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done, status = pid, None
+            if not done:
+                killed = True  # still running: whatever status comes back is our doing
+                status = None
+                extra += self._kill_tree(pid) - 1
+                status = self._wait(pid, deadline)
         extra += self._clean_orphans(deadline)
         uid = req.get("uid")
         if extra > 0 and type(uid) is int and uid > 0 and os.geteuid() == 0:
@@ -150,10 +167,10 @@ class _Zygote:
             self._kill_uid(uid)
             self._clean_orphans(deadline)
         if status is None:
-            return {"exitcode": None, "signal": None}
+            return {"exitcode": None, "signal": None, "killed": killed}
         if os.WIFSIGNALED(status):
-            return {"exitcode": None, "signal": os.WTERMSIG(status)}
-        return {"exitcode": os.WEXITSTATUS(status), "signal": None}
+            return {"exitcode": None, "signal": os.WTERMSIG(status), "killed": killed}
+        return {"exitcode": os.WEXITSTATUS(status), "signal": None, "killed": killed}
 
     def _kill_tree(self, pid: int) -> int:
         """SIGKILL `pid` and every descendant, parents before children.
@@ -1000,6 +1017,8 @@ def _to_plain_array(result: Any, max_elements: int = 1 << 22) -> tuple[np.ndarra
         kind = "scalar"
     else:
         kind = _type_name(result)
+    if isinstance(result, (list, tuple)) and len(result) > max_elements:
+        raise _TooLarge([len(result)], kind)
     if isinstance(result, np.ndarray):
         # Read the size through the base class: a subclass may lie, and a
         # copy of something huge should not be attempted at all.

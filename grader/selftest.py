@@ -92,7 +92,7 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
                         {by_step[c.step].file: c.source.encode()})
             for c in cases
         ]
-        for case, fut in zip(cases, futures):
+        for case, fut in zip(cases, futures, strict=True):
             report = GradeReport.from_dict(fut.result())
             step = report.steps[0]
             summaries[case.step].results.append(CaseResult(case, step.status.value, step.diagnosis_ids))

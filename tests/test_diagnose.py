@@ -129,7 +129,7 @@ def _suite_like(step: str, rng: np.random.Generator) -> tuple[Any, ...]:
             *[_array(rng, (d_model, d_model), 1.0) for _ in range(4)], n_heads)
 
 
-_SUITE_INPUTS = {step: [_suite_like(step, np.random.default_rng(7000 + 100 * i + j)) for j in range(30)]
+_SUITE_INPUTS = {step: [_suite_like(step, np.random.default_rng(7000 + 100 * i + j)) for j in range(20)]
                  for i, step in enumerate(STEPS)}
 
 

@@ -192,12 +192,16 @@ def _worked_example(console: Console, outcome: CheckOutcome) -> None:
     try:
         if not worked_example_steps(outcome):
             return
-        console.print()
         launcher = getattr(outcome, "launcher", None)
-        if launcher is not None:
-            render_check_worked_example(console, outcome, launcher)
-        else:
-            render_check_worked_example(console, outcome)
+        with console.capture() as captured:
+            if launcher is not None:
+                render_check_worked_example(console, outcome, launcher)
+            else:
+                render_check_worked_example(console, outcome)
+        text = captured.get()
+        if text.strip():
+            console.print()
+            console.out(text, end="", highlight=False)
     except Exception:  # noqa: BLE001 - a teaching aid must never break `check`
         return
 

@@ -53,9 +53,18 @@ class StepContext:
     def begin_test(self) -> None:
         """Called per test; nothing to reset yet, kept as the per-test hook."""
 
-    def _remember(self, args: Sequence[Any]) -> None:
-        """Keep the latest failing inputs (the shrunk example comes last) for diagnosis."""
-        self.failing_inputs.append(tuple(args))
+    def _remember(self, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> None:
+        """Keep the latest failing inputs (the shrunk example comes last) for diagnosis.
+
+        Stored positionally in the contract's parameter order, keywords included
+        (softmax's `axis` matters to the diagnosis).
+        """
+        full = list(args)
+        for name in self.exercise.params[len(full):]:
+            if not kwargs or name not in kwargs:
+                break
+            full.append(kwargs[name])
+        self.failing_inputs.append(tuple(full))
         del self.failing_inputs[:-6]
 
     # -- calling -------------------------------------------------------------
@@ -71,7 +80,7 @@ class StepContext:
         try:
             return self.learner.call(*args, expected_size=expected_size, **kwargs).value
         except LearnerError as exc:
-            self._remember(args)
+            self._remember(args, kwargs)
             raise StepFailure(exc.failure) from None
 
     def check(self, *args: Any, scale: np.ndarray | None = None, **kwargs: Any) -> np.ndarray:
@@ -96,7 +105,7 @@ class StepContext:
         try:
             self._compare(got, expected, args, kwargs or {}, scale)
         except StepFailure:
-            self._remember(args)
+            self._remember(args, kwargs)
             raise
 
     def _compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
@@ -166,7 +175,7 @@ class StepContext:
         """A property beyond equality (rows sum to 1, masked weights are 0, ...)."""
         __tracebackhide__ = True
         if not condition:
-            self._remember(args)
+            self._remember(args, kwargs)
             raise StepFailure(Failure(
                 kind="property",
                 summary=summary,

@@ -1,32 +1,30 @@
 """Attack: leave a double-forked setsid daemon behind from inside the function (first call)."""
 
 import os
-            import signal
-            import threading
-            import time
+import signal
+import threading
+import time
 
-            import numpy as np
-
-
-            def _daemonize():
-                try:
-                    if os.fork() == 0:
-                        os.setsid()
-                        if os.fork() == 0:
-                            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-                                signal.signal(sig, signal.SIG_IGN)
-                            while True:
-                                time.sleep(1)
-                        os._exit(0)
-                except OSError:
-                    pass
+import numpy as np
 
 
-            def _linger():
+def _daemonize():
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_IGN)
                 while True:
-                    time.sleep(0.5)
+                    time.sleep(1)
+            os._exit(0)
+    except OSError:
+        pass
 
 
+def _linger():
+    while True:
+        time.sleep(0.5)
 _done = []
 
 

@@ -1,10 +1,10 @@
-"""Attack: grow a list of real, touched 16 MB blocks until memory runs out, at import time."""
+"""Attack: hoard 64 MB blocks until memory runs out, at import time."""
 
 import numpy as np
 
 _hoard = []
 for _ in range(100_000):
-    _hoard.append(np.ones(2_000_000))
+    _hoard.append(bytearray(64 << 20))
 
 
 def scale_scores(scores, d_k):
