@@ -9,6 +9,7 @@ read. Only plain data crosses the socket (see `protocol`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import shutil
@@ -35,6 +36,7 @@ GiB = 1024**3
 SANDBOX_UID_BASE = 1_500_000_000
 MAX_COPY_BYTES = 16 * 1024 * 1024
 MAX_COPY_FILES = 500
+MAX_SCAN_ENTRIES = 5000  # per directory: a folder of a million files is not read to the end
 _SIGNAL_WORDS = {
     signal.SIGSEGV: "crashed with a segmentation fault (a bad memory access, e.g. via ctypes)",
     signal.SIGBUS: "crashed with a bus error",
@@ -126,6 +128,7 @@ class Launcher:
         self._memory_base = 0
         self._root: Path | None = None
         self._lock = threading.RLock()
+        self._uids: dict[int, int] = {}  # live sandbox pid -> its uid (as root)
 
     @property
     def root(self) -> Path:
@@ -192,9 +195,11 @@ class Launcher:
                 data = self._ctl.recv(65536)
             except OSError as exc:
                 self._stop()
+                self._kill_orphans()
                 raise RuntimeError(f"the sandbox fork server stopped responding: {exc}") from None
             if not data:
                 self._stop()
+                self._kill_orphans()
                 raise RuntimeError("the sandbox fork server exited unexpectedly")
             reply = json.loads(data)
             return reply if isinstance(reply, dict) else {}
@@ -217,7 +222,7 @@ class Launcher:
             if files is not None:
                 _write_files(work, files)
             else:
-                copy_submission(submission, work)
+                copy_submission(submission, work, first=[f"{module}.py"])
             uid = None
             if os.geteuid() == 0:
                 uid = SANDBOX_UID_BASE + random.SystemRandom().randrange(100_000_000)
@@ -254,11 +259,22 @@ class Launcher:
                 if "pid" not in reply or type(reply["pid"]) is not int:
                     ours.close()
                     raise RuntimeError(f"sandbox spawn failed: {reply}")
+                if uid is not None:
+                    self._uids[reply["pid"]] = uid
                 return Sandbox(self, int(reply["pid"]), ours, tmp, limits, function)
             raise RuntimeError("sandbox spawn failed")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+    @property
+    def pid(self) -> int | None:
+        """The zygote's process id (every sandbox and its leftovers descend from it)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def info(self) -> dict[str, Any]:
+        """The confinement sandboxes get on this machine: uid drop, namespaces, Landlock ABI."""
+        return self._request({"op": "info"})
 
     def memory_base(self) -> int:
         """The zygote's own address space, which every forked child inherits."""
@@ -278,8 +294,29 @@ class Launcher:
         """
         with self._lock:
             if self._proc is None:
+                self._uids.pop(pid, None)
                 return {}  # the zygote is gone, and its sandboxes with it
-            return self._request({"op": "reap", "pid": pid, "grace": grace})
+            reply = self._request({"op": "reap", "pid": pid, "grace": grace})
+            self._uids.pop(pid, None)
+            return reply
+
+    def _kill_orphans(self) -> None:
+        """The zygote died: as root, kill whatever its sandboxes' uids still run.
+
+        (Its sandboxes die with it, but their own children would otherwise
+        be left to init.)
+        """
+        uids, self._uids = list(self._uids.values()), {}
+        if os.geteuid() != 0:
+            return
+        kill = shutil.which("kill") or "/bin/kill"
+        for uid in uids:
+            try:
+                subprocess.run([kill, "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=10, cwd="/", env={})
+            except (OSError, subprocess.SubprocessError):
+                pass
 
     def _stop(self) -> None:
         if self._ctl is not None:
@@ -313,36 +350,78 @@ class Launcher:
         self.close()
 
 
-def copy_submission(src: Path, dst: Path) -> None:
-    """Copy the submission's Python files (top level and packages), never via symlinks."""
+def copy_submission(src: Path, dst: Path, first: Sequence[str] = ()) -> None:
+    """Copy the submission's Python files (top level and packages), never via symlinks.
+
+    Files are opened without following links and without blocking, and only
+    regular files are copied, so a FIFO or a link swapped in while grading
+    runs can neither hang the grader nor reach outside the submission.
+    `first`: top-level file names to copy before the budget can run out.
+    """
     dst.mkdir(parents=True)
     budget = [MAX_COPY_BYTES, MAX_COPY_FILES]
 
+    def copy_file(path: str, target: Path) -> None:
+        if budget[1] <= 0 or target.exists():
+            return
+        data = _read_regular_file(path, budget[0])
+        if data is None:
+            return
+        budget[0] -= len(data)
+        budget[1] -= 1
+        target.write_bytes(data)
+
     def copy_dir(s: Path, d: Path, depth: int) -> None:
         try:
-            entries = sorted(os.scandir(s), key=lambda e: e.name)
+            with os.scandir(s) as it:
+                entries = sorted(itertools.islice(it, MAX_SCAN_ENTRIES), key=lambda e: e.name)
         except OSError:
             return
         for entry in entries:
+            if budget[1] <= 0:
+                return
             if entry.is_symlink() or entry.name.startswith("."):
                 continue
             if entry.is_file(follow_symlinks=False) and entry.name.endswith(".py"):
-                size = entry.stat(follow_symlinks=False).st_size
-                if size > budget[0] or budget[1] <= 0:
-                    continue
-                budget[0] -= size
-                budget[1] -= 1
-                shutil.copyfile(entry.path, d / entry.name, follow_symlinks=False)
+                copy_file(entry.path, d / entry.name)
             elif (
                 entry.is_dir(follow_symlinks=False)
                 and depth < 3
                 and entry.name.isidentifier()
-                and (Path(entry.path) / "__init__.py").is_file()
+                and _read_regular_file(os.path.join(entry.path, "__init__.py"), MAX_COPY_BYTES) is not None
             ):
                 (d / entry.name).mkdir()
                 copy_dir(Path(entry.path), d / entry.name, depth + 1)
 
+    for name in first:
+        if "/" not in name and name.endswith(".py") and not name.startswith("."):
+            copy_file(os.path.join(src, name), dst / name)
     copy_dir(src, dst, 0)
+
+
+def _read_regular_file(path: str, limit: int) -> bytes | None:
+    """The bytes of `path` if it is a regular file (not a link) of at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _write_files(dst: Path, files: dict[str, bytes]) -> None:
@@ -495,10 +574,13 @@ class Learner:
             self.load_info = info
             return info
         t0 = time.perf_counter()
+        load_timeout = self._timeout(self.limits.load_timeout)
         try:
-            reply, _ = self.sandbox.request({"op": "load", "shims": self.shims}, [],
-                                            timeout=self._timeout(self.limits.load_timeout))
+            reply, _ = self.sandbox.request({"op": "load", "shims": self.shims}, [], timeout=load_timeout)
         except CallTimeout:
+            if load_timeout < self.limits.load_timeout:
+                self.load_info = LoadInfo(False, failure=self._budget_failure())
+                return self.load_info
             info = LoadInfo(False, failure=Failure(
                 kind="timeout",
                 summary=f"timeout: importing {self.module}.py took more than "
@@ -566,12 +648,14 @@ class Learner:
             "max_elements": max_elements,
         }
         t0 = time.perf_counter()
+        call_timeout = self._timeout(self.limits.call_timeout)
         try:
             reply, out_blobs = self.sandbox.request(
-                header, blobs, timeout=self._timeout(self.limits.call_timeout),
-                max_bytes=16 * max_elements + (1 << 20))
+                header, blobs, timeout=call_timeout, max_bytes=16 * max_elements + (1 << 20))
         except CallTimeout:
             self.timeouts += 1
+            if call_timeout < self.limits.call_timeout:
+                self._stick("timeout", self._budget_failure())
             failure = Failure(
                 kind="timeout",
                 summary=f"timeout: your function did not return within {self.limits.call_timeout:g} s",
@@ -688,25 +772,35 @@ def _clean_reply(reply: dict[str, Any]) -> dict[str, Any]:
     """A sandbox reply with every field the grader reads of the right type and bounded size.
 
     The sandbox runs learner code, which can write to its socket: nothing in
-    a reply is trusted to be well-formed.
+    a reply is trusted to be well-formed. Text loses control characters, so
+    learner output cannot drive the terminal a report is shown on.
     """
-    out: dict[str, Any] = {"ok": reply.get("ok") is True, "result": reply.get("result")}
-    for key, (kind, default) in _REPLY_FIELDS.items():
-        v = reply.get(key, default)
-        if kind is float:
-            v = float(v) if type(v) in (int, float) and v == v and abs(v) < 1e9 else default
+    out = dict(_REPLY_DEFAULTS, mutated=[], shape=[], defined=[], imported_steps=[])
+    out["ok"] = reply.get("ok") is True
+    out["result"] = reply.get("result")
+    for key in _REPLY_FIELDS.keys() & reply.keys():
+        kind = _REPLY_FIELDS[key][0]
+        v = reply[key]
+        if kind is str:
+            if isinstance(v, str):
+                out[key] = v[:16384].translate(_CONTROL_CHARS)
+        elif kind is float:
+            if type(v) in (int, float) and v == v and abs(v) < 1e9:
+                out[key] = float(v)
         elif kind is int:
-            v = v if type(v) is int and abs(v) < 1 << 31 else default
-        elif kind is str:
-            v = v[:16384] if isinstance(v, str) else default
-        elif kind is list:
-            v = list(v[:64]) if isinstance(v, list) else []
+            if type(v) is int and abs(v) < 1 << 31:
+                out[key] = v
+        elif isinstance(v, list):
             if key in ("mutated", "shape"):
-                v = [x for x in v if type(x) is int and 0 <= x < 1 << 40]
+                out[key] = [x for x in v[:64] if type(x) is int and 0 <= x < 1 << 40]
             else:
-                v = [x[:200] for x in v if isinstance(x, str)]
-        out[key] = v
+                out[key] = [x[:200].translate(_CONTROL_CHARS) for x in v[:64] if isinstance(x, str)]
     return out
+
+
+_REPLY_DEFAULTS = {key: default for key, (_kind, default) in _REPLY_FIELDS.items()}
+#: C0/C1 control characters (but tab and newline) and DEL, shown as U+FFFD.
+_CONTROL_CHARS = {c: "\ufffd" for c in [*range(0, 9), *range(11, 32), *range(127, 160)]}
 
 
 def _load_failure(reply: dict[str, Any], module: str, function: str, params: Sequence[str]) -> Failure:

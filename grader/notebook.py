@@ -281,6 +281,7 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
     from .engine import Engine, RunOptions
 
     run = {k: options[k] for k in ("max_examples", "reference_steps") if k in options}
+    run.setdefault("speed_notes", True)
     show = options.get("show", True)
     console = options.get("console")
     if show and console is None:

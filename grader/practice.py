@@ -62,7 +62,7 @@ def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
     unchecked = frozenset(sid for sid, st in state.steps.items()
                           if st.status == "not started" and sid not in checked)
     options = options or RunOptions(reference_steps=reference_steps, known_failing=known_failing,
-                                    known_unchecked=unchecked)
+                                    known_unchecked=unchecked, speed_notes=True)
     if engine is None:
         with Engine(options) as own:
             outcome = _grade_and_record(ws, steps, state, own, then)

@@ -38,10 +38,11 @@ _DTYPE_RE = re.compile(r"[<>|=][biuf](1|2|4|8|10|12|16)")
 
 def encode_array(arr: np.ndarray) -> tuple[dict[str, Any], bytes]:
     """An array as (JSON-able description, raw C-order bytes)."""
-    arr = np.ascontiguousarray(arr)
     if arr.dtype.kind not in _ALLOWED_KINDS or arr.dtype.fields is not None:
         raise TypeError(f"cannot send arrays of dtype {arr.dtype}")
-    return {"d": arr.dtype.str, "s": list(arr.shape)}, arr.tobytes()
+    # tobytes() is C order whatever the layout; np.ascontiguousarray would
+    # also turn a 0-d array into a 1-d one.
+    return {"d": arr.dtype.str, "s": [int(n) for n in arr.shape]}, arr.tobytes()
 
 
 def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:

@@ -102,6 +102,8 @@ class _Zygote:
                 pid, grace = req.get("pid"), req.get("grace", 0)
                 grace = min(float(grace), 1.0) if type(grace) in (int, float) else 0.0
                 reply = self.reap(pid, grace) if type(pid) is int else {"error": "bad pid"}
+            elif op == "info":
+                reply = self.jail.describe()
             elif op == "exit":
                 break
             else:
@@ -393,6 +395,7 @@ class _Jail:
             hidden.append(tmp)  # the system temp dir: nothing a learner needs, other people's files
         self.hidden = _outermost([p for p in hidden if p and p != "/"])
         self.mounted = False
+        self.netns = False
         if libc is not None and os.geteuid() == 0:
             try:
                 self.mounted = self._private_namespaces(needed)
@@ -404,9 +407,9 @@ class _Jail:
     def _private_namespaces(self, needed: list[str]) -> bool:
         libc = self.libc
         if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC) != 0:
-            if libc.unshare(_CLONE_NEWNET | _CLONE_NEWIPC) != 0:
-                libc.unshare(_CLONE_NEWNET)
+            self.netns = libc.unshare(_CLONE_NEWNET | _CLONE_NEWIPC) == 0 or libc.unshare(_CLONE_NEWNET) == 0
             return False
+        self.netns = True
         if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             return False
         self._expose(needed + ([self.root] if self.root else []))
@@ -462,6 +465,19 @@ class _Jail:
                     os.close(fd)
         if blocked:
             os.chdir("/")
+
+    def describe(self) -> dict[str, Any]:
+        """What confinement the sandboxes get here (for diagnostics and tests)."""
+        root = os.geteuid() == 0
+        return {
+            "uid_drop": root,
+            "mount_namespace": self.mounted,
+            "network_namespace": self.netns,
+            "package_hidden": self.mounted or self.landlock is not None,
+            "landlock_abi": self.landlock.abi if self.landlock is not None else 0,
+            "landlock_rules": len(self.landlock.fds) if self.landlock is not None else 0,
+            "hidden": list(self.hidden),
+        }
 
     # -- in each child ----------------------------------------------------------
     def lock(self, workdir: str) -> None:
@@ -629,8 +645,7 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
     # A learner flooding stdout gets an OSError, not a silent kill.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     libc = jail.libc
-    if libc is not None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    zygote_pid = os.getppid()
     try:  # the first process the OOM killer picks, never the grader
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
@@ -665,11 +680,15 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
         os.setresuid(uid, uid, uid)
     if libc is not None:
         libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        # Die with the zygote. (Set only now: changing uid clears it.)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != zygote_pid:
+        os._exit(0)
     sock = socket.socket(fileno=sock_fd)
     # Fresh interpreter-level state for the learner.
     sys.stdin = open(os.devnull)  # noqa: SIM115
-    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = _stream(1)
+    sys.stderr = sys.__stderr__ = _stream(2)
     sys.argv = [str(req.get("file", ""))]
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
@@ -681,6 +700,10 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
     sys.setrecursionlimit(int(limits.get("recursion", 3000)))
     server = _Server(sock, out_fd, req, workdir)
     server.serve()
+
+
+def _stream(fd: int) -> Any:
+    return open(fd, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
 
 
 def _close_all_but(keep: set[int]) -> None:
@@ -777,7 +800,9 @@ class _Server:
                 reply, out_blobs = {"ok": False, "kind": "exception", "phase": "call",
                                     "message": _safe_message(exc), "exc_type": "", "traceback": ""}, []
             try:
-                reply["output"] = self.take_output()
+                reply["output"] = self._scrub(self.take_output())
+                if isinstance(reply.get("message"), str):
+                    reply["message"] = self._scrub(reply["message"])
             except BaseException:  # noqa: BLE001
                 reply["output"] = ""
             try:
@@ -787,11 +812,19 @@ class _Server:
 
     # -- output capture ------------------------------------------------
     def take_output(self) -> str:
-        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
             try:
                 stream.flush()
             except BaseException:  # noqa: BLE001 - learner may have replaced the stream
-                pass
+                # Output past the size limit stays stuck in the stream's buffer and
+                # would fail every later print: give the learner fresh streams.
+                for name, fd in (("stdout", 1), ("stderr", 2)):
+                    if getattr(sys, name) is stream or getattr(sys, f"__{name}__") is stream:
+                        fresh = _stream(fd)
+                        if getattr(sys, name) is stream:
+                            setattr(sys, name, fresh)
+                        if getattr(sys, f"__{name}__") is stream:
+                            setattr(sys, f"__{name}__", fresh)
         try:
             size = os.fstat(self.out_fd).st_size
         except OSError:
@@ -801,10 +834,24 @@ class _Server:
             return ""
         n = size - self.out_pos
         data = os.pread(self.out_fd, min(n, OUTPUT_LIMIT_PER_CALL), self.out_pos)
-        self.out_pos = size
+        # Start the capture file afresh (fds 1 and 2 share its offset), so the
+        # size limit bounds the output of one call, not of the whole step.
+        try:
+            os.ftruncate(self.out_fd, 0)
+            os.lseek(self.out_fd, 0, os.SEEK_SET)
+            self.out_pos = 0
+        except OSError:
+            self.out_pos = size
         text = data.decode("utf-8", "replace")
         if n > OUTPUT_LIMIT_PER_CALL:
             text += f"\n... [{n - OUTPUT_LIMIT_PER_CALL} more bytes of output not shown]"
+        return text
+
+    def _scrub(self, text: str) -> str:
+        """The learner's paths as they know them: the random work directory never shows."""
+        if self.workdir in text:
+            text = text.replace(self.workdir + os.sep, self.display_dir + os.sep if self.display_dir else "")
+            text = text.replace(self.workdir, self.display_dir or ".")
         return text
 
     # -- load ------------------------------------------------------------

@@ -178,6 +178,7 @@ class WarmChecker:
                                     if st.status == "failed" and sid not in checked),
             known_unchecked=frozenset(sid for sid, st in state.steps.items()
                                       if st.status == "not started" and sid not in checked),
+            speed_notes=True,
         )
         if self.engine is None:
             self.engine = Engine(options)

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
 from attn_practice.cli import cli
 from attn_practice.grader.catalog import load_catalog, resolve_step
 from attn_practice.reference import attention as reference
-from click.testing import CliRunner
 
 TRACEBACK = "Traceback (most recent call last)"
 #: deterministic rendering for in-process runs: 80 columns, no colour, no debug re-raise

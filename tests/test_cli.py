@@ -6,11 +6,6 @@ import io
 import re
 
 import pytest
-from attn_practice.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, cli
-from attn_practice.grader.reports.learner import render_check
-from attn_practice.grader.reports.terminal import render_step
-from attn_practice.grader.results import Failure, GradeReport, Status, StepResult
-from attn_practice.grader.results import TestResult as Outcome
 from click.testing import CliRunner
 from conftest import (
     CORE,
@@ -24,6 +19,12 @@ from conftest import (
     write_step,
 )
 from rich.console import Console
+
+from attn_practice.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, cli
+from attn_practice.grader.reports.learner import render_check
+from attn_practice.grader.reports.terminal import render_step
+from attn_practice.grader.results import Failure, GradeReport, Status, StepResult
+from attn_practice.grader.results import TestResult as Outcome
 
 LEARNER_COMMANDS = ["start", "check", "hint", "status", "reset", "show", "solution"]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import assert_clean, joined, load_catalog, run
+
 from attn_practice.grader import workspace as wsmod
 from attn_practice.grader.workspace import (
     STATE_FILE,
@@ -17,7 +19,6 @@ from attn_practice.grader.workspace import (
     find_workspace,
     write_atomic,
 )
-from conftest import assert_clean, joined, load_catalog, run
 
 STUB1 = load_catalog()[0].stub_source()
 

@@ -141,11 +141,10 @@ def weights_and_values(draw: Any, batched: bool | None = None, dtype: Any = None
     return w, draw(arrays(batch + (n_k, d_v), dt))
 
 
-@st.composite
-def causal_masks(draw: Any, n_q: int, n_k: int) -> np.ndarray:
+def causal_masks(n_q: int, n_k: int) -> st.SearchStrategy[np.ndarray]:
     """Lower-triangular masks (query i sees keys <= i), widened so every row has a True."""
     offset = max(0, n_k - n_q)
-    return np.tril(np.ones((n_q, n_k), dtype=bool), k=offset)
+    return st.just(np.tril(np.ones((n_q, n_k), dtype=bool), k=offset))
 
 
 @st.composite

@@ -1,11 +1,14 @@
 """Hidden suite for step 6: masked_attention(Q, K, V, mask) -> (..., n_q, d_v)."""
 
+from importlib import resources
+
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given
 
-from attn_practice.reference import attention as R
 from attn_practice.grader.suites import strategies as S
+from attn_practice.reference import attention as R
 
 pytestmark = pytest.mark.step("step6")
 
@@ -33,21 +36,27 @@ def _mask(rng, shape, p_allowed=0.5):
 
 
 def _causal(n_q, n_k):
+    """Query i may see keys 0..i."""
     return np.tril(np.ones((n_q, n_k), dtype=bool))
 
 
+def _call_same_shape(step, base, *args):
+    """The learner's output on changed inputs, failing as usual if its shape is wrong."""
+    got = step.call(*args, expected_size=base.size)
+    if got.shape != base.shape:
+        step.compare(got, step.expected(*args), args)
+    return got
+
+
 def _sentence():
-    from importlib import resources
-
-    import yaml
-
+    """The lesson's toy sentence ("The animal didn't cross the street ..."): its Q, K and V."""
     data = yaml.safe_load(resources.files("attn_practice.exercises").joinpath("data/sentence.yaml")
                           .read_text(encoding="utf-8"))
     return tuple(np.array(data[k], dtype=np.float64) for k in ("queries", "keys", "values"))
 
 
 def test_worked_example(step):
-    """The lesson's example with the first key blocked: mask [[False, True, True]] gives ~[[1.245, 3.133]]."""
+    """The lesson's example with the first key blocked (mask [[False, True, True]]) gives ~[[1.245, 3.133]]."""
     step.check(S.WORKED_Q, S.WORKED_K, S.WORKED_V, np.array([[False, True, True]]))
 
 
@@ -92,7 +101,7 @@ def test_shared_mask_over_a_batch(step):
 
 
 def test_blocked_values_are_ignored(step):
-    """Blocked keys get weight exactly 0: changing V[j] leaves every row that may not see key j unchanged, bit for bit."""
+    """Blocked keys get weight exactly 0: changing V[j] leaves rows that may not see key j bit-for-bit unchanged."""
     rng = np.random.default_rng(66)
     Q, K, V = rng.normal(size=(2, 4, 3)) * 2.0, rng.normal(size=(2, 5, 3)) * 2.0, rng.normal(size=(2, 5, 2))
     mask = _mask(rng, (2, 4, 5))
@@ -102,7 +111,7 @@ def test_blocked_values_are_ignored(step):
     for j in range(K.shape[-2]):
         V2 = V.copy()
         V2[:, j, :] = rng.uniform(1e5, 1e6, size=(2, 2)) * np.array([1.0, -1.0])
-        got = step.call(Q, K, V2, mask, expected_size=base.size)
+        got = _call_same_shape(step, base, Q, K, V2, mask)
         blocked = ~mask[:, :, j]  # (batch, n_q): rows that must not see key j
         moved = blocked & np.any(got != base, axis=-1)
         if np.any(moved):
@@ -131,7 +140,7 @@ def test_causal_mask_hides_the_future(step):
         K2, V2 = K.copy(), V.copy()
         K2[:, i + 1:] = rng.normal(size=K2[:, i + 1:].shape) * 2.0
         V2[:, i + 1:] = rng.uniform(1e5, 1e6, size=V2[:, i + 1:].shape)
-        got = step.call(Q, K2, V2, mask, expected_size=base.size)
+        got = _call_same_shape(step, base, Q, K2, V2, mask)
         # Bounded, not bit-exact: a correct version may shift by the max over all keys, which
         # moves when a later key changes; the changed values (~1e5) would show far above this.
         bound = tol.atol + tol.rtol * _scale(Q, K, V, mask)[:, : i + 1]

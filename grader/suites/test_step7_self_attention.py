@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from attn_practice.reference import attention as R
 from attn_practice.grader.suites import strategies as S
+from attn_practice.reference import attention as R
 
 pytestmark = pytest.mark.step("step7")
 

@@ -1,7 +1,7 @@
-"""Attack: raise SystemExit with a 'passed' message inside the function."""
+"""Attack: raise a bare BaseException (not an Exception) inside the function."""
 
 import numpy as np
 
 
 def softmax(x, axis=-1):
-    raise SystemExit("6 passed")
+    raise BaseException("6 passed")

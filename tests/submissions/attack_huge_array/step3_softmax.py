@@ -1,7 +1,7 @@
-"""Attack: return a 3-million-element Python list."""
+"""Attack: return a million-element Python list."""
 
 import numpy as np
 
 
 def softmax(x, axis=-1):
-    return [0.0] * 3_000_000
+    return [0.0] * 1_000_000
