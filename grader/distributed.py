@@ -41,14 +41,22 @@ def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise NotADirectoryError(f"{path}: not a directory")
     files: dict[str, bytes] = {}
     skipped: list[str] = []
+    # Entries that are not regular files still change a grade ("step1_scores.py is a
+    # symbolic link / a directory"), so their kind travels too, never their target.
+    special: dict[str, str] = {}
     total = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
+        for d in dirnames:
+            if d.endswith(".py"):
+                special[(here / d).relative_to(root).as_posix()] = (
+                    "symlink" if (here / d).is_symlink() else "dir")
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink())
         for name in sorted(filenames):
             file = here / name
             rel = file.relative_to(root).as_posix()
             if file.is_symlink() or not file.is_file():
+                special[rel] = "symlink" if file.is_symlink() else "other"
                 continue
             size = file.stat().st_size
             if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES:
@@ -56,7 +64,7 @@ def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
                 continue
             files[rel] = file.read_bytes()
             total += size
-    return {"name": str(path), "files": files, "skipped": skipped}
+    return {"name": str(path), "files": files, "skipped": skipped, "special": special}
 
 
 def _safe_relpath(rel: str) -> PurePosixPath:
@@ -98,6 +106,15 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
             target = sub / _safe_relpath(rel)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+        for rel, kind in payload.get("special", {}).items():
+            target = sub / _safe_relpath(rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "symlink":
+                target.symlink_to("/nonexistent/attn-practice-link")
+            elif kind == "dir":
+                target.mkdir(exist_ok=True)
+            else:
+                os.mkfifo(target)
         report = grade_submission(sub, **grade_kwargs)
         return _relabel(report.to_dict(), str(sub), name)
 
