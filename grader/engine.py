@@ -23,7 +23,7 @@ import pytest
 from .. import __version__
 from ..reference import attention as reference
 from .catalog import Exercise, core_steps, load_catalog
-from .launcher import Launcher, Learner, LearnerError, Limits
+from .launcher import Budget, Launcher, Learner, LearnerError, Limits, read_regular_file
 from .results import Diagnosis, Failure, GradeReport, Status, StepResult, TestResult
 from .suites.assertions import StepContext, StepFailure
 
@@ -95,6 +95,7 @@ class Engine:
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
+        budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
         try:
             for ex in steps:
                 problem = None if files is not None else _file_problem(submission, ex)
@@ -107,6 +108,7 @@ class Engine:
                     params=ex.params, limits=self.options.step_limits.get(ex.id, self.options.limits),
                     display_dir="" if files is not None else label, files=files,
                     shims=_reference_shims(ex, steps) if self.options.reference_steps else None,
+                    budget=budget,
                 )
                 learners.append(learner)
                 info = learner.load()
@@ -240,9 +242,12 @@ def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None
         size = path.stat().st_size
         if size > MAX_STEP_FILE_BYTES:
             return Failure(kind="file", summary=f"{ex.file} is {size} bytes; step files must be under 1 MiB")
-        data = path.read_bytes()
     except OSError as exc:
         return Failure(kind="file", summary=f"{ex.file} could not be read: {exc.strerror}")
+    # No following links, no blocking on a FIFO swapped in after the checks above.
+    data = read_regular_file(str(path), MAX_STEP_FILE_BYTES)
+    if data is None:
+        return Failure(kind="file", summary=f"{ex.file} could not be read as a regular file")
     if b"\x00" in data:
         return Failure(kind="file", summary=f"{ex.file} contains NUL bytes: it is not a text file",
                        hint="Save the file as plain UTF-8 text.")
@@ -314,6 +319,9 @@ class _SuitePlugin:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "step(id): the step this hidden test belongs to")
+        # We never read pytest's failure text (failures are structured), and building
+        # it is about half the cost of a failing step.
+        config.option.tbstyle = "no"
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:

@@ -4,7 +4,13 @@
 one forked learner process with one step module loaded; `Learner` is what
 the hidden suites call (`learner(Q, K)`), turning every way the learner's
 code can misbehave into a `LearnerError` carrying a `Failure` a learner can
-read. Only plain data crosses the socket (see `protocol`).
+read. Only plain data crosses the socket (see `protocol`), and every reply
+is validated field by field (`_clean_reply`): the sandbox runs learner code,
+which can write anything to its own socket.
+
+Time is bounded three ways: one deadline per call (a sandbox trickling its
+answer cannot stretch it), a budget per step, and an optional `Budget`
+shared by all steps of a submission.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +144,8 @@ class Launcher:
             self._root = Path(tempfile.mkdtemp(prefix="attnp-"))
             if os.geteuid() == 0:
                 os.chmod(self._root, 0o711)  # sandbox uids may pass through, not list
+            # Removed by close(), or when a launcher nobody closed is collected or the interpreter exits.
+            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._root), True)
         return self._root
 
     def _start(self) -> None:
@@ -340,7 +349,7 @@ class Launcher:
         with self._lock:
             self._stop()
             if self._root is not None:
-                shutil.rmtree(self._root, ignore_errors=True)
+                self._cleanup()
                 self._root = None
 
     def __enter__(self) -> Launcher:
@@ -364,7 +373,7 @@ def copy_submission(src: Path, dst: Path, first: Sequence[str] = ()) -> None:
     def copy_file(path: str, target: Path) -> None:
         if budget[1] <= 0 or target.exists():
             return
-        data = _read_regular_file(path, budget[0])
+        data = read_regular_file(path, budget[0])
         if data is None:
             return
         budget[0] -= len(data)
@@ -388,7 +397,7 @@ def copy_submission(src: Path, dst: Path, first: Sequence[str] = ()) -> None:
                 entry.is_dir(follow_symlinks=False)
                 and depth < 3
                 and entry.name.isidentifier()
-                and _read_regular_file(os.path.join(entry.path, "__init__.py"), MAX_COPY_BYTES) is not None
+                and read_regular_file(os.path.join(entry.path, "__init__.py"), MAX_COPY_BYTES) is not None
             ):
                 (d / entry.name).mkdir()
                 copy_dir(Path(entry.path), d / entry.name, depth + 1)
@@ -399,7 +408,7 @@ def copy_submission(src: Path, dst: Path, first: Sequence[str] = ()) -> None:
     copy_dir(src, dst, 0)
 
 
-def _read_regular_file(path: str, limit: int) -> bytes | None:
+def read_regular_file(path: str, limit: int) -> bytes | None:
     """The bytes of `path` if it is a regular file (not a link) of at most `limit` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -64,7 +64,10 @@ def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
         count *= n
     if count * dtype.itemsize != len(data):
         raise ProtocolError("array size does not match its shape")
-    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+    try:
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+    except (ValueError, MemoryError) as exc:
+        raise ProtocolError(f"bad array: {exc}") from None
 
 
 def pack_values(values: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ socket of its own:
 * resource limits: address space, CPU seconds, file size, open files,
   processes, no core dumps; first in line for the OOM killer;
 * no new privileges (setuid programs do not elevate), not dumpable;
+* a seccomp filter: signals only to itself, no ptrace or access to other
+  processes' memory or descriptors;
 * Landlock where the kernel has it: nothing writable but /dev/null, nothing
   readable under the grader's package or temporary root except its own
   work directory, no TCP, no signals or abstract sockets beyond its own
@@ -57,14 +59,17 @@ _MS_NOEXEC = 8
 _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
+_MNT_DETACH = 2
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 OUTPUT_LIMIT_PER_CALL = 4096
 OUTPUT_FILE_LIMIT = 8 * 1024 * 1024
+#: The only device files learner code may open (read; /dev/null also write).
+_SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: At most this many read rules (open directories) in the Landlock jail.
-MAX_LANDLOCK_RULES = 400
+MAX_LANDLOCK_RULES = 2000
 #: How long the zygote waits for a killed process tree to disappear.
 REAP_SECONDS = 5.0
 
@@ -286,11 +291,18 @@ def zygote(control_fd: int, root: str) -> None:
         # Orphans of a sandbox (a child that called setsid) come back to us,
         # so we can kill and reap them instead of leaking them to init.
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # Same-uid sandboxes (grader not root) cannot read or trace us.
         libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    if os.getppid() == 1:  # the grader died while we started
-        os._exit(0)
+    # No PR_SET_PDEATHSIG here: it fires when the grader *thread* that started
+    # us ends, not the grader. When the grader goes, the kernel closes its end
+    # of the control socket, and the loop below reaps everything and exits.
+    try:  # room for the jail's directory handles
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 4 * MAX_LANDLOCK_RULES if hard == resource.RLIM_INFINITY else min(hard, 4 * MAX_LANDLOCK_RULES)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ValueError, OSError):
+        pass
     zyg = _Zygote(ctl, root)
     # Everything imported so far lives for good: keep the collector away from
     # it so forked children do not copy those pages just to scan them.
@@ -348,6 +360,28 @@ def _libc() -> Any:
 
 
 # ---------------------------------------------------------------- the jail
+def _seccomp_works(libc: Any) -> bool:
+    """Try the filter once in a throwaway child: a kernel without seccomp must not break sandboxes."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:
+        ok = False
+        try:
+            libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            if _install_seccomp(libc, os.getpid()):
+                os.kill(os.getpid(), 0)  # allowed: itself
+                try:
+                    os.kill(os.getppid(), 0)  # refused: anyone else
+                except PermissionError:
+                    ok = True
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def _package_root() -> str:
     """The directory of the installed `attn_practice` package (this file's grandparent)."""
     return os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -388,10 +422,17 @@ class _Jail:
         self.root = os.path.realpath(root) if root else ""
         self.package = _package_root()
         needed = _needed_paths()
-        hidden = [self.package, self.root]
+        hidden = [self.package, self.root, "/dev"]
+        try:
+            import pwd
+
+            home = os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
+            if home not in ("/", ""):
+                hidden.append(home)  # keys, tokens, runner credentials of whoever grades
+        except (KeyError, OSError, ImportError):
+            pass
         tmp = os.path.dirname(self.root) if self.root else ""
-        if tmp not in ("", "/") and not any(_under(n, tmp) for n in needed) \
-                and not _under(self.package, tmp):
+        if tmp not in ("", "/"):
             hidden.append(tmp)  # the system temp dir: nothing a learner needs, other people's files
         self.hidden = _outermost([p for p in hidden if p and p != "/"])
         self.mounted = False
@@ -401,7 +442,9 @@ class _Jail:
                 self.mounted = self._private_namespaces(needed)
             except OSError:
                 self.mounted = False
-        self.landlock = _Landlock.prepare(libc, self.hidden, needed)
+        devices = [d for d in _SAFE_DEVICES if os.path.exists(d)]
+        self.landlock = _Landlock.prepare(libc, self.hidden, needed + devices)
+        self.seccomp = libc is not None and _seccomp_arch() is not None and _seccomp_works(libc)
 
     # -- as root, once ------------------------------------------------------
     def _private_namespaces(self, needed: list[str]) -> bool:
@@ -410,15 +453,16 @@ class _Jail:
             self.netns = libc.unshare(_CLONE_NEWNET | _CLONE_NEWIPC) == 0 or libc.unshare(_CLONE_NEWNET) == 0
             return False
         self.netns = True
+        # Nothing we mount may propagate back to the grader's namespace.
         if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             return False
         self._expose(needed + ([self.root] if self.root else []))
         # Hide the grader's package (reference, suites) behind an empty,
         # read-only tmpfs, unless the Python installation lives inside it.
-        if not any(_under(n, self.package) for n in needed) and not _under(self.root, self.package):
-            libc.mount(b"tmpfs", self.package.encode(), b"tmpfs",
-                       _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,mode=0555")
-        return True
+        if any(_under(n, self.package) for n in needed) or _under(self.root, self.package):
+            return False  # a virtualenv inside the repository: Landlock alone hides the rest
+        return libc.mount(b"tmpfs", self.package.encode(), b"tmpfs",
+                          _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=4k,mode=0555") == 0
 
     def _expose(self, needed: list[str]) -> None:
         """Make `needed` reachable for other uids when a parent directory is private.
@@ -451,15 +495,20 @@ class _Jail:
                 if self.libc.mount(b"tmpfs", anc.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
                                    b"size=64k,mode=0711") != 0:
                     continue
-                os.chown(anc, st.st_uid, st.st_gid)
-                for p, fd in keep:
-                    if stat.S_ISDIR(os.fstat(fd).st_mode):
-                        os.makedirs(p, mode=0o711, exist_ok=True)
-                    else:
-                        os.makedirs(os.path.dirname(p), mode=0o711, exist_ok=True)
-                        open(p, "ab").close()
-                    self.libc.mount(f"/proc/self/fd/{fd}".encode(), p.encode(), None,
-                                    _MS_BIND | _MS_REC, None)
+                try:
+                    os.chown(anc, st.st_uid, st.st_gid)
+                    for p, fd in keep:
+                        if stat.S_ISDIR(os.fstat(fd).st_mode):
+                            os.makedirs(p, mode=0o711, exist_ok=True)
+                        else:
+                            os.makedirs(os.path.dirname(p), mode=0o711, exist_ok=True)
+                            open(p, "ab").close()
+                        if self.libc.mount(f"/proc/self/fd/{fd}".encode(), p.encode(), None,
+                                           _MS_BIND | _MS_REC, None) != 0:
+                            raise OSError(ctypes.get_errno(), f"cannot bind {p}")
+                except OSError:
+                    # Half a view is worse than none: put the original back.
+                    self.libc.umount2(anc.encode(), _MNT_DETACH)
             finally:
                 for _p, fd in keep:
                     os.close(fd)
@@ -476,6 +525,7 @@ class _Jail:
             "package_hidden": self.mounted or self.landlock is not None,
             "landlock_abi": self.landlock.abi if self.landlock is not None else 0,
             "landlock_rules": len(self.landlock.fds) if self.landlock is not None else 0,
+            "seccomp": self.seccomp,
             "hidden": list(self.hidden),
         }
 
@@ -590,38 +640,130 @@ class _Landlock:
 
 
 def _readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
-    """Paths whose subtrees, allowed together, cover the filesystem minus `hidden`.
+    """Paths whose subtrees, allowed together, cover the filesystem minus `hidden`, plus `needed`.
 
-    A `needed` path inside a hidden one is allowed anyway (a virtualenv
-    inside the repository); a hidden path inside a needed one stays hidden.
+    Going down from "/", a hidden path switches reading off and a needed one
+    switches it back on, however they nest: a virtualenv (needed) inside the
+    grader's home (hidden) is readable, and the grader's package (hidden)
+    installed inside that virtualenv is not. Only the directories on the way
+    to a hidden or needed path are listed.
     """
-    hidden = [os.path.realpath(h) for h in hidden if h]
-    if "/" in hidden:
-        return list(needed)
+    hidden_set = {os.path.realpath(h) for h in hidden if h}
+    needed_set = {os.path.realpath(n) for n in needed if n}
+    marks = hidden_set | needed_set
     out: list[str] = []
 
-    def walk(d: str) -> None:
-        try:
-            names = sorted(os.listdir(d))
-        except OSError:
+    def visit(path: str, allowed: bool) -> None:
+        inside = [m for m in marks if m != path and _under(m, path)]
+        if allowed and not any(h in inside for h in hidden_set):
+            out.append(path)
             return
-        if len(names) > MAX_LANDLOCK_RULES - len(out):
-            out.append(d)  # too crowded to enumerate: leave it readable
+        if not allowed and not any(n in inside for n in needed_set):
+            return
+        if not os.path.isdir(path) or os.path.islink(path):
+            if allowed:
+                out.append(path)
+            return
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            names = []
+        if len(names) + len(out) > MAX_LANDLOCK_RULES:
+            # Too crowded to enumerate: keep what must be readable readable.
+            out.extend([path] if allowed else _outermost([n for n in needed_set if _under(n, path)]))
             return
         for name in names:
-            p = os.path.join(d, name)
-            if p in hidden:
-                out.extend(n for n in _outermost(needed) if _under(n, p) and n != p)
-                if p in needed:
-                    out.append(p)
-                continue
-            if any(_under(h, p) for h in hidden) and os.path.isdir(p) and not os.path.islink(p):
-                walk(p)
-            else:
-                out.append(p)
+            child = os.path.join(path, name)
+            visit(child, child in needed_set or (allowed and child not in hidden_set))
 
-    walk("/")
+    if "/" in hidden_set:
+        return _outermost(list(needed_set))
+    visit("/", True)
     return out
+
+
+# ---------------------------------------------------------------- seccomp
+#: Per architecture: (AUDIT_ARCH, syscalls denied outright, syscalls allowed only
+#: at the sandbox itself (first argument = its pid, 0, or -its pid)).
+_SECCOMP_ARCHES: dict[str, tuple[int, tuple[int, ...], tuple[int, ...]]] = {
+    # denied: tkill, ptrace, process_vm_readv/writev, pidfd_send_signal, pidfd_open,
+    # pidfd_getfd, process_madvise, socket, socketpair, io_uring_setup/enter/register
+    # self only: kill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo
+    "x86_64": (0xC000003E, (200, 101, 310, 311, 424, 434, 438, 440, 41, 53, 425, 426, 427),
+               (62, 234, 129, 297)),
+    "aarch64": (0xC00000B7, (130, 117, 270, 271, 424, 434, 438, 440, 198, 199, 425, 426, 427),
+                (129, 131, 138, 240)),
+}
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_EPERM = 0x00050000 | 1
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+
+
+def _seccomp_arch() -> str | None:
+    import platform
+
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return machine if machine in _SECCOMP_ARCHES else None
+
+
+def _seccomp_program(pid: int, arch: str) -> bytes:
+    """A BPF filter: learner code may signal only itself, trace no one, open no socket.
+
+    Without it, a sandbox running as the grader's own user (not root) on a
+    kernel whose Landlock cannot scope signals (before 6.12) could kill the
+    grader or the fork server, and one in the docker group could talk to
+    the Docker daemon. (The sandbox's own socket was made before the filter.)
+    Foreign-ABI syscalls (i386, x32) are refused so the numbers cannot be
+    dodged.
+    """
+    audit_arch, deny, self_only = _SECCOMP_ARCHES[arch]
+    ins: list[tuple[int, int, int, int]] = []
+
+    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> None:
+        ins.append((code, jt, jf, k & 0xFFFFFFFF))
+
+    op(_BPF_LD_W_ABS, 4)  # seccomp_data.arch
+    op(_BPF_JEQ_K, audit_arch, 1, 0)
+    op(_BPF_RET_K, _SECCOMP_RET_EPERM)
+    op(_BPF_LD_W_ABS, 0)  # seccomp_data.nr
+    if arch == "x86_64":
+        op(_BPF_JGE_K, 0x40000000, 0, 1)  # the x32 ABI
+        op(_BPF_RET_K, _SECCOMP_RET_EPERM)
+    for nr in deny:
+        op(_BPF_JEQ_K, nr, 0, 1)
+        op(_BPF_RET_K, _SECCOMP_RET_EPERM)
+    for nr in self_only:
+        op(_BPF_JEQ_K, nr, 1, 0)
+    # Jump targets are relative: for the k-th self-only test, `1` skips to
+    # the instruction after the last test (the plain ALLOW below) only if it
+    # is the last test; fix the offsets now that the count is known.
+    first = len(ins) - len(self_only)
+    for i in range(len(self_only)):
+        code, _jt, jf, k = ins[first + i]
+        ins[first + i] = (code, len(self_only) - i, jf, k)
+    op(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    op(_BPF_LD_W_ABS, 16)  # low half of args[0]: the target pid
+    for target in (pid, 0, -pid):
+        op(_BPF_JEQ_K, target, 0, 1)
+        op(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    op(_BPF_RET_K, _SECCOMP_RET_EPERM)
+    return b"".join(struct.pack("=HBBI", *i) for i in ins)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _install_seccomp(libc: Any, pid: int) -> bool:
+    arch = _seccomp_arch()
+    if arch is None:
+        return False
+    program = _seccomp_program(pid, arch)
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
 
 
 # ---------------------------------------------------------------- child
@@ -665,7 +807,6 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.close(devnull)
-    _set_limits(limits, uid)
     if libc is not None:
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
@@ -674,6 +815,7 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
         pass  # best effort: the uid, limits and namespaces still hold
     jail.close_fds()
     _close_all_but({0, 1, 2, sock_fd, out_fd})
+    _set_limits(limits, uid)
     if as_root and uid:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -684,6 +826,8 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != zygote_pid:
         os._exit(0)
+    if libc is not None and jail.seccomp:
+        _install_seccomp(libc, os.getpid())
     sock = socket.socket(fileno=sock_fd)
     # Fresh interpreter-level state for the learner.
     sys.stdin = open(os.devnull)  # noqa: SIM115

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from attn_practice import __version__
 from attn_practice.grader import cache as cache_mod
 from attn_practice.grader.cache import ResultsCache, course_fingerprint, grader_fingerprint

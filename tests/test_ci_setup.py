@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
+
 from attn_practice.grader import ci_setup
 from attn_practice.grader.ci_commands import ci
-from click.testing import CliRunner
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ODD_PACKAGE = "attn-practice @ git+https://example.org/x/attn-practice.git@v1#egg=attn-practice"

@@ -8,6 +8,7 @@ import types
 from pathlib import Path
 
 import pytest
+
 from attn_practice.grader import distributed as dist
 from attn_practice.grader.results import GradeReport, Status, StepResult
 

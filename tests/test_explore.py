@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_clean, correct_solutions, joined, make_workspace, run
+from rich.console import Console
+
 from attn_practice.grader import explore
 from attn_practice.grader.launcher import Launcher
 from attn_practice.grader.worked_example import (
@@ -16,8 +19,6 @@ from attn_practice.grader.worked_example import (
     worked_example_rows,
 )
 from attn_practice.grader.workspace import Workspace
-from conftest import assert_clean, correct_solutions, joined, make_workspace, run
-from rich.console import Console
 
 IMPL = Path(__file__).resolve().parent / "implementations"
 NUMBER = re.compile(r"^(?:\d?\.\d+|1\.0|·)$")

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from attn_practice.grader.reports import FORMATS, csv_report, github, gradescope, json_report, junit
 from attn_practice.grader.results import Diagnosis, Failure, GradeReport, Status, StepResult
 from attn_practice.grader.results import TestResult as TResult  # not collected by pytest

@@ -97,6 +97,7 @@ def test_protocol_round_trip() -> None:
     ({"d": "<f8", "s": [1.0]}, b"\0" * 8),
     ({"d": "<f8", "s": [1] * 65}, b"\0" * 8),
     ({"d": "<f8", "s": [1 << 62, 0]}, b""),
+    ({"d": "<f8", "s": [0, 1 << 39, 1 << 39]}, b""),  # empty, yet "too big" for NumPy
     ({"d": ["<f8"], "s": [1]}, b"\0" * 8),
 ])
 def test_protocol_refuses_anything_but_plain_numbers(desc: dict[str, Any], data: bytes) -> None:
@@ -279,14 +280,66 @@ out["cwd"] = attempt(lambda: open("written.txt", "w").close())
 out["devnull"] = attempt(lambda: open(os.devnull, "w").write("x"))
 out["tcp"] = attempt(lambda: socket.create_connection(("127.0.0.1", 9), timeout=0.2))
 out["zygote"] = attempt(lambda: os.kill(os.getppid(), 0))
+out["tty"] = attempt(lambda: open("/dev/pts/ptmx", "rb").close())
+out["urandom"] = attempt(lambda: open("/dev/urandom", "rb").read(4))
+out["home"] = attempt(lambda: os.listdir(os.path.expanduser("~" + __import__("pwd").getpwuid(0).pw_name)))
 """)
     assert facts["tmp"] != "ok" and facts["cwd"] != "ok"
+    assert facts["tty"] != "ok" and facts["urandom"] == "ok"
+    if os.geteuid() == 0:
+        assert facts["home"] != "ok"  # the grading user's home (keys, tokens) stays private
     assert facts["devnull"] == "ok"
     if jail["landlock_abi"] >= 4 or jail["network_namespace"]:
         assert facts["tcp"] != "ok"
     if jail["landlock_abi"] >= 6 or jail["uid_drop"]:
         assert facts["zygote"] == "PermissionError"
     assert not os.path.exists("/tmp/attnp-sandbox-probe")
+
+
+def test_sandbox_can_signal_only_itself(launcher: Launcher, jail: dict[str, Any]) -> None:
+    """Whatever the uid: no signal reaches the fork server, the grader or anyone else."""
+    if not (jail["seccomp"] or jail["uid_drop"] or jail["landlock_abi"] >= 6):
+        pytest.skip(f"no signal isolation available here: {jail}")
+    facts = run_probe(launcher, """
+import signal, threading
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except BaseException as exc:
+        return type(exc).__name__
+out["self"] = attempt(lambda: os.kill(os.getpid(), 0))
+out["group"] = attempt(lambda: os.kill(0, 0))
+out["zygote"] = attempt(lambda: os.kill(os.getppid(), 0))
+out["everyone"] = attempt(lambda: os.kill(-1, 0))
+import socket
+out["socket"] = attempt(lambda: socket.socket(socket.AF_UNIX).close())
+out["socketpair"] = attempt(lambda: socket.socketpair())
+out["init"] = attempt(lambda: os.kill(1, 0))
+t = threading.Thread(target=lambda: None)
+t.start()
+t.join()
+out["thread"] = "ok"
+""")
+    assert facts["self"] == facts["group"] == facts["thread"] == "ok"
+    assert facts["zygote"] == facts["init"] == "PermissionError"
+    assert facts["everyone"] != "ok"
+    if jail["seccomp"]:
+        assert facts["socket"] == facts["socketpair"] == "PermissionError"
+
+
+def test_readable_paths_nest(tmp_path: Path) -> None:
+    """Hidden switches reading off, needed switches it back on, however they nest."""
+    from attn_practice.grader.sandbox import _readable_everything_but
+
+    root = tmp_path.resolve()
+    for p in ("home/u/.ssh", "home/u/repo/.venv/site/attn_practice/reference", "home/u/repo/.venv/site/numpy",
+              "home/v", "opt/py", "tmp/x"):
+        (root / p).mkdir(parents=True)
+    hidden = [root / "home/u", root / "home/u/repo/.venv/site/attn_practice", root / "tmp"]
+    rules = _readable_everything_but([str(h) for h in hidden], [str(root / "home/u/repo/.venv")])
+    mine = sorted(os.path.relpath(r, root) for r in rules if r.startswith(str(root) + "/"))
+    assert mine == ["home/u/repo/.venv/site/numpy", "home/v", "opt"]
 
 
 def test_python_and_scipy_importable_in_sandbox(launcher: Launcher) -> None:

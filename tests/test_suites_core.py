@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from attn_practice.grader.catalog import Exercise, resolve_step
 from attn_practice.grader.engine import SUITES_DIR, Engine, RunOptions
 from attn_practice.grader.results import Status, StepResult

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from attn_practice.grader.suites import strategies as S
 from hypothesis import given
+
+from attn_practice.grader.suites import strategies as S
 
 pytestmark = pytest.mark.step("step5")
 

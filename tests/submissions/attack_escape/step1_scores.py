@@ -43,6 +43,12 @@ _try("tcp bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
 _try("parent environ", lambda: _read(f"/proc/{os.getppid()}/environ"))
 _try("parent memory", lambda: _read(f"/proc/{os.getppid()}/mem"))
 _try("setuid 0", lambda: os.setuid(0))
+_try("unix socket", lambda: socket.socket(socket.AF_UNIX).close())
+_try("docker socket", lambda: socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock"))
+_try("terminal", lambda: open("/dev/ptmx", "rb").close())
+_try("root's home", lambda: os.listdir("/root"))
+_try("sudo", lambda: __import__("subprocess").run(["sudo", "-n", "true"], check=True, timeout=5,
+                                                   capture_output=True))
 
 
 def dot_scores(Q, K):

@@ -1,0 +1,48 @@
+"""`attn-practice selftest`: every catalogued mistake caught and named, every variant accepted."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from attn_practice.cli import cli
+from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.selftest import cases_for
+
+
+def test_every_step_has_mistakes_and_variants_to_check():
+    for ex in load_catalog():
+        kinds = [c.kind for c in cases_for(ex)]
+        assert kinds.count("reference") == 1
+        assert kinds.count("mistake") >= 3, ex.id
+        assert kinds.count("variant") >= 4, ex.id
+
+
+@pytest.mark.slow
+def test_selftest_passes_for_every_step():
+    result = CliRunner().invoke(cli, ["selftest", "--jobs", "2"])
+    assert "Traceback" not in result.output
+    assert result.exit_code == 0, result.output
+    assert "selftest passed" in result.output
+    for ex in load_catalog():
+        assert ex.id in result.output
+
+
+def test_selftest_reports_a_private_suite_that_rejects_correct_code(tmp_path):
+    """An instructor's suite that is wrong is caught: correct variants fail under it."""
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_too_strict.py").write_text(
+        "import numpy as np\nimport pytest\n\n"
+        "@pytest.mark.step('step2')\n"
+        "def test_wrong_expectation(step):\n"
+        "    \"\"\"An instructor test with a wrong expected value\"\"\"\n"
+        "    got = step.call(np.ones((2, 2)), 4)\n"
+        "    step.require(bool(np.all(got == 1.0)), 'expected ones', (np.ones((2, 2)), 4))\n"
+    )
+    course = tmp_path / "course.yaml"
+    course.write_text("steps: [step2]\nmax_examples: 5\nextra_suites: [private/]\n")
+    result = CliRunner().invoke(cli, ["selftest", "--course", str(course), "--jobs", "2"])
+    assert result.exit_code == 1
+    assert "selftest found problems" in result.output
+    assert "variant" in result.output and "BAD" in result.output
