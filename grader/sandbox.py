@@ -387,6 +387,11 @@ def _package_root() -> str:
     return os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+#: System directories learner code may read (shared libraries, ld.so's cache, locale
+#: and time-zone data); everything else outside the Python installation is unreadable.
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc")
+
+
 def _needed_paths() -> list[str]:
     """What learner code must still be able to read: the Python installation and its path."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
@@ -443,7 +448,8 @@ class _Jail:
             except OSError:
                 self.mounted = False
         devices = [d for d in _SAFE_DEVICES if os.path.exists(d)]
-        self.landlock = _Landlock.prepare(libc, self.hidden, needed + devices)
+        system = [d for d in _SYSTEM_DIRS if os.path.isdir(d)]
+        self.landlock = _Landlock.prepare(libc, self.hidden, needed + system + devices)
         self.seccomp = libc is not None and _seccomp_arch() is not None and _seccomp_works(libc)
 
     # -- as root, once ------------------------------------------------------
@@ -640,9 +646,9 @@ class _Landlock:
 
 
 def _readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
-    """Paths whose subtrees, allowed together, cover the filesystem minus `hidden`, plus `needed`.
+    """Paths whose subtrees, allowed together, cover `needed` minus `hidden`.
 
-    Going down from "/", a hidden path switches reading off and a needed one
+    Going down from "/" (itself not readable), a hidden path switches reading off and a needed one
     switches it back on, however they nest: a virtualenv (needed) inside the
     grader's home (hidden) is readable, and the grader's package (hidden)
     installed inside that virtualenv is not. Only the directories on the way
@@ -667,7 +673,10 @@ def _readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
         try:
             names = sorted(os.listdir(path))
         except OSError:
-            names = []
+            # Unlistable (e.g. a 0711 home holding the Python installation): allow
+            # the needed paths inside it directly, and nothing else.
+            out.extend(_outermost([n for n in needed_set if _under(n, path) and n != path]))
+            return
         if len(names) + len(out) > MAX_LANDLOCK_RULES:
             # Too crowded to enumerate: keep what must be readable readable.
             out.extend([path] if allowed else _outermost([n for n in needed_set if _under(n, path)]))
@@ -678,7 +687,9 @@ def _readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
 
     if "/" in hidden_set:
         return _outermost(list(needed_set))
-    visit("/", True)
+    # Nothing is readable unless needed: another checkout of this project (or a
+    # classmate's submission) elsewhere on the disk must stay out of reach too.
+    visit("/", False)
     return out
 
 
@@ -809,13 +820,15 @@ def _child(sock_fd: int, req: dict[str, Any], jail: _Jail) -> None:
     os.close(devnull)
     if libc is not None:
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    # Counted before the lock: afterwards /proc is out of reach.
+    own_processes = 0 if uid else _count_user_processes(os.getuid())
     try:
         jail.lock(workdir)
     except OSError:
         pass  # best effort: the uid, limits and namespaces still hold
     jail.close_fds()
     _close_all_but({0, 1, 2, sock_fd, out_fd})
-    _set_limits(limits, uid)
+    _set_limits(limits, uid, own_processes)
     if as_root and uid:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
@@ -869,7 +882,7 @@ def _unlinked_file(directory: str) -> int:
         return fd
 
 
-def _set_limits(limits: dict[str, Any], uid: int | None) -> None:
+def _set_limits(limits: dict[str, Any], uid: int | None, own_processes: int = 0) -> None:
     def lim(kind: int, value: int) -> None:
         try:
             soft, hard = resource.getrlimit(kind)
@@ -896,7 +909,7 @@ def _set_limits(limits: dict[str, Any], uid: int | None) -> None:
     nproc = int(limits.get("processes", 32))
     if not uid:
         # Without a uid of its own the limit counts all of this user's processes.
-        nproc += _count_user_processes(os.getuid())
+        nproc += own_processes
     lim(resource.RLIMIT_NPROC, nproc)
 
 
