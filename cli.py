@@ -519,6 +519,9 @@ def on_error(message: str, code: int) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: maps every outcome to an exit code."""
+    # Many images set PYTHONDONTWRITEBYTECODE; recompiling our modules, pytest's and
+    # Hypothesis's on every command costs a learner ~0.2 s each time.
+    sys.dont_write_bytecode = False
     sys.exit(_run(lambda: cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)))
 
 

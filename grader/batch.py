@@ -119,6 +119,15 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
             yield todo[i], report
         return
     jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
+    if len(todo) > 1 and options.persist_examples:
+        # Record the suites' examples once (against the reference) so that every
+        # worker starts by replaying them instead of each running Hypothesis.
+        from .replay import warm
+
+        try:
+            warm(options.max_examples)
+        except Exception:  # noqa: BLE001 - only an optimisation: workers record on their own
+            pass
     if jobs <= 1:
         with Engine(options) as engine:
             for i in todo:

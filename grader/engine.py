@@ -24,6 +24,7 @@ from .. import __version__
 from ..reference import attention as reference
 from .catalog import Exercise, core_steps, load_catalog
 from .launcher import Budget, Launcher, Learner, LearnerError, Limits, read_regular_file
+from .replay import ExampleReplay, store_path
 from .results import Diagnosis, Failure, GradeReport, Status, StepResult, TestResult
 from .suites.assertions import StepContext, StepFailure
 
@@ -47,6 +48,7 @@ class RunOptions:
     known_failing: frozenset[str] = frozenset()  # steps not graded now but known to fail (check)
     known_unchecked: frozenset[str] = frozenset()  # steps the learner has not checked yet
     speed_notes: bool = False  # time a passing solution against the reference (learners' check)
+    persist_examples: bool = True  # keep recorded Hypothesis examples on disk (see replay.py)
 
 
 def default_steps(submission: Path, catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
@@ -62,7 +64,7 @@ class Engine:
         self.options = options or RunOptions()
         self.launcher = Launcher()
         self.launcher.warm()
-        self.replay = ExampleReplay()
+        self.replay = ExampleReplay(store_path() if self.options.persist_examples else None)
         _configure_hypothesis(self.options.max_examples)
 
     def close(self) -> None:
@@ -130,6 +132,8 @@ class Engine:
         finally:
             for learner in learners:
                 learner.close()
+        if self.replay.dirty:
+            self.replay.save()
         results = add_dependency_notes(
             results, {ex.id: _imports(contexts.get(ex.id)) for ex in steps},
             {r.id for r in results if not r.passed} | set(self.options.known_failing),
@@ -441,63 +445,6 @@ def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str
         files.extend(str(p) for p in sorted(SUITES_DIR.glob(f"test_{sid}_*.py")))
     files.extend(str(p) for p in extra)
     return files
-
-
-class ExampleReplay:
-    """Replays the examples of a passing derandomised Hypothesis run.
-
-    With `derandomize=True` and every example passing, Hypothesis draws the
-    same sequence for every submission. So the first all-passing run of each
-    test is recorded, and later submissions are first run on that recording
-    alone (no Hypothesis engine, a fraction of the cost). Only if one of
-    them fails does the real Hypothesis run happen, finding the same failure
-    and shrinking it, so the report is exactly what a fresh run would give.
-    """
-
-    def __init__(self) -> None:
-        self.recordings: dict[tuple[str, int], list[dict[str, Any]]] = {}
-
-    def run(self, item: pytest.Function, hyp: Any, funcargs: dict[str, Any]) -> None:
-        from hypothesis import settings as hsettings
-
-        original = getattr(hyp, "_attn_original", None) or hyp.inner_test
-        hyp._attn_original = original
-        key = (item.nodeid, hsettings.default.max_examples)
-        recorded = self.recordings.get(key)
-        if recorded is not None:
-            try:
-                for example in recorded:
-                    original(**funcargs, **_copy_example(example))
-                return
-            except (StepFailure, LearnerError):
-                pass  # fall through: the real run finds and shrinks it
-        record: list[dict[str, Any]] = []
-
-        def recording(*args: Any, **kwargs: Any) -> Any:
-            record.append(_copy_example({k: v for k, v in kwargs.items() if k not in funcargs}))
-            return original(*args, **kwargs)
-
-        hyp.inner_test = recording
-        try:
-            item.obj(**funcargs)
-        finally:
-            hyp.inner_test = original
-        self.recordings[key] = record
-
-
-def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
-    import numpy as np
-
-    def copy(v: Any) -> Any:
-        if isinstance(v, np.ndarray):
-            return v.copy()
-        if isinstance(v, tuple):
-            return tuple(copy(x) for x in v)
-        if isinstance(v, list):
-            return [copy(x) for x in v]
-        return v
-
-    return {k: copy(v) for k, v in example.items()}
 
 
 def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),

@@ -951,6 +951,8 @@ class _Server:
                     reply, out_blobs = self.load(header), []
                 elif op == "call":
                     reply, out_blobs = self.call(header, blobs)
+                elif op == "call_many":
+                    reply, out_blobs = self.call_many(header, blobs)
                 else:
                     reply, out_blobs = {"ok": False, "kind": "internal", "message": f"bad op {op!r}"}, []
             except BaseException as exc:  # noqa: BLE001 - learner code broke something of ours
@@ -1080,6 +1082,30 @@ class _Server:
         sys.modules[name] = mod
 
     # -- call --------------------------------------------------------------
+    def call_many(self, header: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """Several calls in one round trip (replayed examples); each reply as for `call`."""
+        calls = header.get("calls")
+        if not isinstance(calls, list):
+            return {"ok": False, "kind": "internal", "message": "bad call_many"}, []
+        replies: list[dict[str, Any]] = []
+        out: list[bytes] = []
+        for sub in calls:
+            if not isinstance(sub, dict):
+                return {"ok": False, "kind": "internal", "message": "bad call_many"}, []
+            try:
+                reply, sub_blobs = self.call(sub, blobs)
+            except BaseException as exc:  # noqa: BLE001 - as in serve()
+                reply, sub_blobs = {"ok": False, "kind": "exception", "phase": "call",
+                                    "message": _safe_message(exc), "exc_type": "", "traceback": ""}, []
+            reply["output"] = self._scrub(self.take_output())
+            if isinstance(reply.get("message"), str):
+                reply["message"] = self._scrub(reply["message"])
+            if isinstance(reply.get("result"), dict) and sub_blobs:
+                reply["result"]["i"] = len(out)
+            out.extend(sub_blobs)
+            replies.append(reply)
+        return {"ok": True, "replies": replies}, out
+
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         if self.fn is None:
             return {"ok": False, "kind": "internal", "message": "function not loaded"}, []

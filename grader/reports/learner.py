@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, Group
-from rich.markdown import Markdown
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -216,6 +214,8 @@ def _has_command(name: str) -> bool:
 
 # ------------------------------------------------------------------ hint
 def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool) -> None:
+    from rich.markdown import Markdown
+
     total = len(ex.hints)
     console.print(Text(f"{ex.id} · {ex.title}", style="bold"))
     if revealed == 0:
@@ -260,6 +260,8 @@ def render_status(console: Console, ws: Workspace, catalog: Sequence[Exercise], 
 
 # ------------------------------------------------------------------ show
 def render_lesson(console: Console, ex: Exercise) -> None:
+    from rich.markdown import Markdown
+
     kind = "bonus step" if ex.bonus else "step"
     # Long titles go inside the panels: a panel title is cut off, not wrapped, at 80 columns.
     console.print(Panel(Group(Text(ex.title, style="bold"), Text(""), Markdown(ex.lesson)),
@@ -273,6 +275,9 @@ def render_lesson(console: Console, ex: Exercise) -> None:
 
 # ------------------------------------------------------------------ solution
 def render_solution(console: Console, ex: Exercise) -> None:
+    from rich.markdown import Markdown
+    from rich.syntax import Syntax
+
     from ...reference import attention
 
     fn = attention.FUNCTIONS[ex.function]

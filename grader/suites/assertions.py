@@ -49,6 +49,8 @@ class StepContext:
     learner: Learner
     reference: Callable[..., Any]
     failing_inputs: list[tuple[Any, ...]] = field(default_factory=list)
+    #: When a list, calls are recorded here and answered by the reference (see replay.py).
+    collecting: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None = None
 
     def begin_test(self) -> None:
         """Called per test; nothing to reset yet, kept as the per-test hook."""
@@ -77,6 +79,10 @@ class StepContext:
 
     def call(self, *args: Any, expected_size: int | None = None, **kwargs: Any) -> np.ndarray:
         """The learner's answer as a float64 array (raises StepFailure on any misbehaviour)."""
+        if self.collecting is not None:
+            # Dry run of a replayed test: note the call, answer like a correct solution.
+            self.collecting.append((tuple(args), dict(kwargs), expected_size))
+            return self.expected(*args, **kwargs)
         try:
             return self.learner.call(*args, expected_size=expected_size, **kwargs).value
         except LearnerError as exc:
