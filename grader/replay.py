@@ -53,6 +53,8 @@ class ExampleReplay:
     def __init__(self, store: Path | None = None) -> None:
         self.store = store
         self.recordings: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._raw: dict[tuple[str, int], Any] = {}
+        self._blob = memoryview(b"")
         self.complete: set[int] = set()  # max_examples values for which every suite was recorded
         self.dirty = False
         if store is not None:
@@ -65,7 +67,7 @@ class ExampleReplay:
         original = getattr(hyp, "_attn_original", None) or hyp.inner_test
         hyp._attn_original = original
         key = (item.nodeid, hsettings.default.max_examples)
-        recorded = self.recordings.get(key)
+        recorded = self.get(key)
         if recorded is not None:
             _prefetch(recorded, original, funcargs)
             try:
@@ -102,21 +104,36 @@ class ExampleReplay:
             manifest = json.loads(raw[8 : 8 + head_len].decode())
             if manifest.get("format") != FORMAT:
                 raise ValueError("other format")
-            blob = memoryview(raw)[8 + head_len :]
+            self._blob = memoryview(raw)[8 + head_len :]
             for entry in manifest["tests"]:
                 key = (str(entry["node"]), int(entry["max_examples"]))
-                self.recordings[key] = [{k: _decode(v, blob) for k, v in ex.items()}
-                                        for ex in entry["examples"]]
+                self._raw[key] = entry["examples"]  # decoded on first use: a check needs one step
             self.complete = {int(n) for n in manifest.get("complete", [])}
         except (OSError, ValueError, KeyError, TypeError, IndexError):
-            self.recordings.clear()  # missing or unreadable: start afresh
+            self._raw.clear()  # missing or unreadable: start afresh
             self.complete = set()
+
+    def get(self, key: tuple[str, int]) -> list[dict[str, Any]] | None:
+        """The recording for `key`, decoding it from the store on first use."""
+        if key not in self.recordings and key in self._raw:
+            try:
+                self.recordings[key] = [{k: _decode(v, self._blob) for k, v in ex.items()}
+                                        for ex in self._raw.pop(key)]
+            except (ValueError, KeyError, TypeError, IndexError):
+                return None
+        return self.recordings.get(key)
+
+    def all_recordings(self) -> dict[tuple[str, int], list[dict[str, Any]]]:
+        for key in list(self._raw):
+            self.get(key)
+        return self.recordings
 
     def save(self) -> None:
         """Merge with what is on disk and write atomically."""
         if self.store is None:
             return
         merged = ExampleReplay(self.store)
+        merged.all_recordings()
         for key, value in self.recordings.items():
             if key[0].startswith("test_step"):
                 merged.recordings[key] = value

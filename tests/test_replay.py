@@ -38,7 +38,7 @@ def test_store_round_trips_and_marks_completeness(cache):
     path = replay.warm(5, step_ids=["step2"])
     assert path is not None and path.is_file()
     loaded = replay.ExampleReplay(path)
-    keys = [k for k in loaded.recordings if k[1] == 5]
+    keys = [k for k in loaded.all_recordings() if k[1] == 5]
     assert keys and all(k[0].startswith("test_step2_scale.py::") for k in keys)
     assert 5 not in loaded.complete  # only one step was recorded
     example = loaded.recordings[keys[0]][0]
@@ -49,9 +49,9 @@ def test_a_corrupt_store_is_ignored_and_rewritten(cache, tmp_path):
     path = replay.store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
-    assert replay.ExampleReplay(path).recordings == {}
+    assert replay.ExampleReplay(path).all_recordings() == {}
     sub = make_submission(tmp_path / "s", steps=["step1_scores"])
     with Engine() as engine:
         report = engine.grade(sub)
     assert report.score == 1.0
-    assert replay.ExampleReplay(path).recordings  # rebuilt from the passing run
+    assert replay.ExampleReplay(path).all_recordings()  # rebuilt from the passing run
