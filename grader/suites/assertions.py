@@ -176,6 +176,27 @@ class StepContext:
             text += f"\ngot:      {np.array2string(got, precision=4)}"
         return text
 
+    def require_in_value_range(self, got: np.ndarray, V: np.ndarray, args: Sequence[Any], *,
+                               hint: str = "") -> None:
+        """Each output entry lies within its column of V: true of any weighted average."""
+        __tracebackhide__ = True
+        V64 = V.astype(np.float64)
+        tol = self.tolerance(args)
+        slack = tol.atol + tol.rtol * np.max(np.abs(V64), axis=-2, keepdims=True)
+        low = np.min(V64, axis=-2, keepdims=True) - slack
+        high = np.max(V64, axis=-2, keepdims=True) + slack
+        outside = ~((got >= low) & (got <= high))
+        if bool(np.any(outside)):
+            idx = tuple(int(i) for i in np.argwhere(outside)[0])
+            col = idx[:-2] + (slice(None), idx[-1])
+            self.require(
+                False,
+                f"output entry {idx} = {got[idx]:.6g} lies outside the range of V's column "
+                f"[{float(np.min(V64[col])):.6g}, {float(np.max(V64[col])):.6g}]",
+                args,
+                hint=hint,
+            )
+
     def require(self, condition: bool, summary: str, args: Sequence[Any],
                 kwargs: dict[str, Any] | None = None, *, details: str = "", hint: str = "") -> None:
         """A property beyond equality (rows sum to 1, masked weights are 0, ...)."""
