@@ -213,6 +213,9 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
       attn-practice check step2      # or: check 2, check step2_scale
       attn-practice check --all
     """
+    from .grader.prestart import prestart
+
+    prestart()  # the sandbox server starts while the engine is imported
     from .grader.catalog import load_catalog
     from .grader.practice import first_unpassed, run_check
     from .grader.reports.learner import render_check, render_check_header

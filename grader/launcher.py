@@ -23,7 +23,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import protocol
+from . import prestart, protocol
 from .results import Failure
 
 GiB = 1024**3
@@ -162,50 +161,18 @@ class Launcher:
     def root(self) -> Path:
         """This launcher's private temporary directory; each sandbox gets a folder in it."""
         if self._root is None or not self._root.is_dir():
-            self._root = Path(tempfile.mkdtemp(prefix="attnp-"))
-            if os.geteuid() == 0:
-                os.chmod(self._root, 0o711)  # sandbox uids may pass through, not list
+            self._root = prestart.make_root()
             # Removed by close(), or when a launcher nobody closed is collected or the interpreter exits.
             self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._root), True)
         return self._root
 
     def _start(self) -> None:
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # Built from nothing: no variable of the caller's (or a submission's)
-        # shapes how the sandbox interpreter starts.
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONNOUSERSITE": "1",
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "HOME": str(self.root),
-            "TMPDIR": str(self.root),
-        }
-        # Some processors need these for OpenBLAS to work at all: pass them on.
-        for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-            if name in os.environ:
-                env[name] = os.environ[name]
-        # -s: no user site-packages; -P: no script/cwd directory on sys.path.
-        # (Not -I: it would also ignore the PYTHONHASHSEED we set above.)
-        flags = ["-s", "-P"] if sys.version_info >= (3, 11) else ["-s"]
-        self._proc = subprocess.Popen(
-            [sys.executable, *flags, "-m", "attn_practice.grader.sandbox", "zygote",
-             str(child.fileno()), str(self.root)],
-            pass_fds=(child.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd="/",
-            start_new_session=True,
-        )
-        child.close()
-        self._ctl = parent
-        self._ctl.settimeout(30)
+        ready = prestart.take() if self._root is None else None
+        if ready is not None:
+            self._proc, self._ctl, self._root = ready
+            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        else:
+            self._proc, self._ctl = prestart.spawn_zygote(self.root)
         self._memory_base = 0
 
     def warm(self) -> None:
