@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ class GradeRequest:
     cache_dir: Path | None = None
     dask_address: str | None = None
     progress: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def options_for(course: Course) -> RunOptions:

@@ -14,16 +14,17 @@ treated as a miss, never trusted.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import stat
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .atomic import write_atomic
 from .results import GradeReport, Status
 
 CACHE_FORMAT = 1
@@ -85,30 +86,23 @@ def submission_digest(submission_dir: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def grader_fingerprint(extra: Iterable[str] = ()) -> str:
+@functools.cache
+def grader_fingerprint() -> str:
     """The package version plus a hash of the grader's own source and course files.
 
     An editable install keeps one version number while its code changes; hashing
     the sources means a cache never serves a report the current grader would not
-    produce.
+    produce. Computed once per process (the files do not change under it).
     """
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    _frame(h, __version__, *extra)
+    _frame(h, __version__)
     for sub in ("grader", "reference", "exercises"):
         for path in sorted((package / sub).rglob("*")):
             if path.suffix in (".py", ".yaml", ".yml", ".ini") and "__pycache__" not in path.parts:
                 _frame(h, path.relative_to(package).as_posix())
                 h.update(hashlib.sha256(path.read_bytes()).digest())
     return f"{__version__}+{h.hexdigest()[:16]}"
-
-
-def course_fingerprint(course: str | os.PathLike[str] | None, steps: Iterable[str] | None = None) -> str:
-    """A hash of the course file's bytes and of a step selection, for `ResultsCache.key`."""
-    h = hashlib.sha256()
-    _frame(h, "course", hashlib.sha256(Path(course).read_bytes()).hexdigest() if course else "")
-    _frame(h, "steps", *(sorted(steps) if steps is not None else ["<all>"]))
-    return h.hexdigest()
 
 
 def cacheable(report: GradeReport) -> bool:
@@ -169,16 +163,7 @@ class ResultsCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"format": CACHE_FORMAT, "key": key, "report": report.to_dict()},
                           ensure_ascii=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, text)
         return True
 
     def clear(self) -> int:

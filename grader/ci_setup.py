@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shlex
 import shutil
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from .atomic import write_atomic
 
 DEFAULT_PACKAGE = "attn-practice"
 PYTHON_VERSION = "3.11"
@@ -232,19 +232,6 @@ def _backup_path(path: Path) -> Path:
     return candidate
 
 
-def _write_atomic(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def install_file(path: Path, data: str | bytes, *, force: bool = False, mode: int = 0o644) -> Written:
     """Write `data` to `path`, never silently replacing someone's file.
 
@@ -262,7 +249,7 @@ def install_file(path: Path, data: str | bytes, *, force: bool = False, mode: in
             raise WouldOverwrite(f"{path} already exists; use --force to replace it (a backup is kept)")
         backup = _backup_path(path)
         shutil.copy2(path, backup)
-        _write_atomic(path, blob, mode)
+        write_atomic(path, blob, mode=mode)
         return Written(path, "replaced", backup)
-    _write_atomic(path, blob, mode)
+    write_atomic(path, blob, mode=mode)
     return Written(path, "created")

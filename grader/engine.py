@@ -109,7 +109,7 @@ class Engine:
                     self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
                     params=ex.params, limits=self.options.step_limits.get(ex.id, self.options.limits),
                     display_dir="" if files is not None else label, files=files,
-                    shims=_reference_shims(ex, steps) if self.options.reference_steps else None,
+                    shims=_reference_shims(ex) if self.options.reference_steps else None,
                     budget=budget,
                 )
                 learners.append(learner)
@@ -273,7 +273,7 @@ def _step_error(ex: Exercise, points: float, status: Status, failure: Failure, o
     )
 
 
-def _reference_shims(ex: Exercise, steps: Sequence[Exercise]) -> dict[str, str]:
+def _reference_shims(ex: Exercise) -> dict[str, str]:
     """Module sources standing in for earlier steps (check --reference-steps)."""
     import inspect
 
@@ -476,12 +476,6 @@ def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
     if code == pytest.ExitCode.USAGE_ERROR or code == pytest.ExitCode.INTERNAL_ERROR:
         raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
     return plugin.outcomes
-
-
-def with_points(report: GradeReport, points: dict[str, float]) -> GradeReport:
-    steps = tuple(replace(s, max_score=points.get(s.id, s.max_score),
-                          score=points.get(s.id, s.max_score) if s.passed else 0.0) for s in report.steps)
-    return replace(report, steps=steps)
 
 
 __all__ = ["Engine", "RunOptions", "core_steps", "default_steps", "grade_submission", "run_suites"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .catalog import Exercise, load_catalog
 from .engine import Engine, RunOptions
@@ -46,6 +46,19 @@ def record(state: State, report: GradeReport, when: str | None = None) -> None:
             st.status = "failed"
 
 
+def check_options(state: State, steps: Sequence[Exercise], *, reference_steps: bool = False) -> RunOptions:
+    """Engine options for a learner's check: what the state says of the steps not checked now."""
+    checked = {e.id for e in steps}
+    return RunOptions(
+        reference_steps=reference_steps,
+        known_failing=frozenset(sid for sid, st in state.steps.items()
+                                if st.status == "failed" and sid not in checked),
+        known_unchecked=frozenset(sid for sid, st in state.steps.items()
+                                  if st.status == "not started" and sid not in checked),
+        speed_notes=True,
+    )
+
+
 def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
               reference_steps: bool = False, options: RunOptions | None = None,
               engine: Engine | None = None,
@@ -56,13 +69,12 @@ def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
     `then(outcome)` runs before the engine is closed, so a renderer can still use
     `outcome.launcher` (the worked example runs the learner's code through it).
     """
-    checked = {e.id for e in steps}
-    known_failing = frozenset(sid for sid, st in state.steps.items()
-                              if st.status == "failed" and sid not in checked)
-    unchecked = frozenset(sid for sid, st in state.steps.items()
-                          if st.status == "not started" and sid not in checked)
-    options = options or RunOptions(reference_steps=reference_steps, known_failing=known_failing,
-                                    known_unchecked=unchecked, speed_notes=True)
+    if engine is not None:
+        # A warm engine (watch, tests) still needs this check's view of the other steps.
+        fresh = check_options(state, steps)
+        engine.options = replace(engine.options, known_failing=fresh.known_failing,
+                                 known_unchecked=fresh.known_unchecked)
+    options = options or check_options(state, steps, reference_steps=reference_steps)
     if engine is None:
         with Engine(options) as own:
             outcome = _grade_and_record(ws, steps, state, own, then)

@@ -11,16 +11,13 @@ that same failure and shrinking it, so a report never differs from what a
 fresh run would give.
 
 Run `python -m attn_practice.grader.replay` to fill the store ahead of time
-(`attn-practice start` does so in the background).
+(batch grading does so itself before starting its workers).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .atomic import write_atomic
 from .launcher import LearnerError
 from .suites.assertions import StepContext, StepFailure
 
@@ -146,10 +144,7 @@ class ExampleReplay:
         ]
         head = json.dumps({"format": FORMAT, "tests": tests, "complete": sorted(merged.complete)}).encode()
         data = len(head).to_bytes(8, "little") + head + b"".join(chunks)
-        from .workspace import write_atomic
-
         try:
-            self.store.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.store, data)
         except OSError:
             return  # a read-only home: replay stays in memory for this run
@@ -243,33 +238,11 @@ def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------- warming
-class _ReferenceCall:
-    value: np.ndarray
-
-
-class ReferenceLearner:
-    """Answers like a learner, by running the reference in this (trusted) process.
-
-    Used only to record the example sequence a correct solution sees.
-    """
-
-    def __init__(self, function: Any):
-        self.function = function
-
-    def call(self, *args: Any, expected_size: int | None = None, **kwargs: Any) -> _ReferenceCall:
-        out = _ReferenceCall()
-        with np.errstate(all="ignore"):
-            out.value = np.asarray(self.function(*_copy_example(dict(enumerate(args))).values(), **kwargs),
-                                   dtype=np.float64)
-        return out
-
-
 def warm(max_examples: int | None = None, step_ids: Sequence[str] | None = None) -> Path | None:
     """Record every hidden suite's examples against the reference and store them."""
     from ..reference import attention
     from .catalog import load_catalog
     from .engine import RunOptions, _configure_hypothesis, run_suites
-    from .suites.assertions import StepContext
 
     n = max_examples or RunOptions().max_examples
     replay = ExampleReplay(store_path())
@@ -277,25 +250,15 @@ def warm(max_examples: int | None = None, step_ids: Sequence[str] | None = None)
         return replay.store
     _configure_hypothesis(n)
     exercises = [e for e in load_catalog() if step_ids is None or e.id in step_ids]
-    contexts = {e.id: StepContext(e, ReferenceLearner(attention.FUNCTIONS[e.function]),  # type: ignore[arg-type]
-                                  attention.FUNCTIONS[e.function]) for e in exercises}
+    # In collect mode every call is answered by the reference, i.e. as a correct
+    # solution would answer: exactly the examples a passing submission sees.
+    contexts = {e.id: StepContext(e, None, attention.FUNCTIONS[e.function], collecting=[])  # type: ignore[arg-type]
+                for e in exercises}
     run_suites(contexts, (), replay)
     if step_ids is None:
         replay.complete.add(n)
     replay.save()
     return replay.store
-
-
-def warm_in_background() -> None:
-    """Fill the store in a detached process (used by `start`), if it is not there yet."""
-    try:
-        if store_path().exists():
-            return
-        subprocess.Popen([sys.executable, "-m", "attn_practice.grader.replay"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         cwd=os.path.expanduser("~") if os.path.isdir(os.path.expanduser("~")) else "/")
-    except OSError:
-        pass
 
 
 if __name__ == "__main__":

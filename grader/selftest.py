@@ -12,7 +12,6 @@ import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..reference import attention
 from ..reference.mistakes import learner_source, mistakes_for
@@ -103,4 +102,4 @@ def selftest_ok(summaries: Sequence[StepSummary]) -> bool:
     return all(s.ok for s in summaries)
 
 
-__all__ = ["Case", "CaseResult", "StepSummary", "cases_for", "run_selftest", "selftest_ok", "Path"]
+__all__ = ["Case", "CaseResult", "StepSummary", "cases_for", "run_selftest", "selftest_ok"]

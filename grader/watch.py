@@ -167,24 +167,11 @@ class WarmChecker:
         self.engine: Engine | None = None
 
     def __call__(self, ws: Workspace, steps: Sequence[Exercise], state: State) -> CheckOutcome:
-        from dataclasses import replace
+        from .engine import Engine
+        from .practice import check_options, run_check
 
-        from .engine import Engine, RunOptions
-        from .practice import run_check
-
-        checked = {e.id for e in steps}
-        options = RunOptions(
-            known_failing=frozenset(sid for sid, st in state.steps.items()
-                                    if st.status == "failed" and sid not in checked),
-            known_unchecked=frozenset(sid for sid, st in state.steps.items()
-                                      if st.status == "not started" and sid not in checked),
-            speed_notes=True,
-        )
         if self.engine is None:
-            self.engine = Engine(options)
-        else:
-            self.engine.options = replace(self.engine.options, known_failing=options.known_failing,
-                                          known_unchecked=options.known_unchecked)
+            self.engine = Engine(check_options(state, steps))
         try:
             return run_check(ws, steps, state, engine=self.engine)
         except BaseException:

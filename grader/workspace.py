@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import yaml
 
 from .. import __version__
+from .atomic import write_atomic
 from .catalog import Exercise, load_catalog
 
 STATE_FILE = "attn-practice.yaml"
@@ -229,37 +229,6 @@ class Workspace:
         return backup
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write via a temp file in the same folder and rename, so readers never see half a file."""
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        mode = os.stat(path).st_mode & 0o777  # keep the permissions of the file we replace
-    except OSError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        try:
-            os.fchmod(fd, mode)  # mkstemp makes 0600 files; a learner's files should look normal
-        except (OSError, AttributeError):
-            pass
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def looks_like_workspace(folder: Path, catalog: Sequence[Exercise] | None = None) -> bool:

@@ -10,7 +10,8 @@ import pytest
 
 from attn_practice import __version__
 from attn_practice.grader import cache as cache_mod
-from attn_practice.grader.cache import ResultsCache, course_fingerprint, grader_fingerprint
+from attn_practice.grader.cache import ResultsCache, grader_fingerprint
+from attn_practice.grader.course import default_course, load_course
 from attn_practice.grader.results import Diagnosis, GradeReport, Status, StepResult
 
 KW = {"grader_version": "0.1.0+abc", "course_fingerprint": "default"}
@@ -145,13 +146,13 @@ def test_default_directory(monkeypatch, tmp_path):
 def test_fingerprints(tmp_path):
     course = tmp_path / "course.yaml"
     course.write_text("steps: [step1]\n")
-    base = course_fingerprint(course)
-    assert base == course_fingerprint(course)
-    assert base != course_fingerprint(None)
-    assert course_fingerprint(course, ["step2", "step1"]) == course_fingerprint(course, ["step1", "step2"])
-    assert course_fingerprint(course, ["step1"]) != base
+    base = load_course(course).fingerprint
+    assert base == load_course(course).fingerprint
+    assert base != default_course().fingerprint
+    course.write_text("steps: [step1, step2]\n")
+    assert load_course(course).fingerprint != base
     course.write_text("steps: [step2]\n")
-    assert course_fingerprint(course) != base
+    assert load_course(course).fingerprint != base
     fp = grader_fingerprint()
     assert fp.startswith(__version__ + "+") and fp == grader_fingerprint()
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic as _write_atomic
 from ..results import GradeReport, Status, StepResult
 from ._text import OUTPUT_LIMIT, bound, clean, diagnosis_text, fence, num, step_number, step_problem
 
@@ -113,24 +112,5 @@ def render(reports: Sequence[GradeReport], **options: Any) -> str:
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the new, never half.
-
-    The temp file lives in the same directory (os.replace is atomic only within
-    one filesystem) and is removed if anything fails before the rename.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write results.json atomically and world-readable (Gradescope's harness reads it)."""
+    _write_atomic(path, text, mode=0o644)

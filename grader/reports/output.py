@@ -29,7 +29,7 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
         return
     text = render(reports, fmt)
     if out is not None:
-        from ..workspace import write_atomic
+        from ..atomic import write_atomic
 
         write_atomic(Path(out), text if text.endswith("\n") else text + "\n")
     else:
