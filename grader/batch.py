@@ -42,6 +42,7 @@ def options_for(course: Course) -> RunOptions:
     limits = {sid: replace(base.limits, call_timeout=t) for sid, t in course.timeouts.items()}
     return RunOptions(
         max_examples=course.max_examples or base.max_examples,
+        shrink=course.shrink,
         limits=base.limits,
         extra_suites=course.extra_suites,
         points=dict(course.points),

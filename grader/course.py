@@ -6,6 +6,7 @@ Example:
     points: {step5: 2}
     timeouts: {step5: 4.0}       # seconds per call
     max_examples: 60
+    shrink: true                 # report Hypothesis-shrunk failing inputs (slower; default false)
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
 
 Errors name the file, the key and the line.
@@ -22,7 +23,7 @@ import yaml
 
 from .catalog import Exercise, UnknownStep, load_catalog, resolve_step
 
-KEYS = {"steps", "points", "timeouts", "max_examples", "extra_suites", "name"}
+KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name"}
 
 
 class CourseError(ValueError):
@@ -36,6 +37,7 @@ class Course:
     points: dict[str, float] = field(default_factory=dict)
     timeouts: dict[str, float] = field(default_factory=dict)
     max_examples: int | None = None
+    shrink: bool = False  # grade reports the smallest failing recorded input unless asked to shrink
     extra_suites: tuple[Path, ...] = ()
     fingerprint: str = ""
 
@@ -77,6 +79,9 @@ def load_course(path: Path) -> Course:
     if max_examples is not None and (not isinstance(max_examples, int) or isinstance(max_examples, bool)
                                      or not 1 <= max_examples <= 10_000):
         raise fail("max_examples", "expected a whole number from 1 to 10000")
+    shrink = data.get("shrink", False)
+    if not isinstance(shrink, bool):
+        raise fail("shrink", f"expected true or false, got {shrink!r}")
     suites: list[Path] = []
     for entry in data.get("extra_suites") or []:
         p = (path.parent / str(entry)).resolve()
@@ -84,7 +89,7 @@ def load_course(path: Path) -> Course:
             raise fail("extra_suites", f"{entry} does not exist (looked in {p})")
         suites.append(p)
     return Course(path=path, steps=steps, points=points, timeouts=timeouts, max_examples=max_examples,
-                  extra_suites=tuple(suites), fingerprint=_fingerprint(text, suites))
+                  shrink=shrink, extra_suites=tuple(suites), fingerprint=_fingerprint(text, suites))
 
 
 def _step_numbers(data: dict[str, Any], key: str, fail: Any) -> dict[str, float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +40,10 @@ class RunOptions:
     """How thoroughly and how safely to grade; the engine's defaults are the product's."""
 
     max_examples: int = 40
+    # Shrink a failing example with Hypothesis (check: the smallest input teaches best).
+    # Off, a failing test reports the smallest failing recorded example instead:
+    # just as deterministic, and no per-submission Hypothesis run (grade's default).
+    shrink: bool = True
     limits: Limits = field(default_factory=Limits)
     reference_steps: bool = False  # earlier steps' modules replaced by reference code
     extra_suites: tuple[Path, ...] = ()
@@ -65,7 +70,7 @@ class Engine:
         self.launcher = Launcher()
         self.launcher.warm()
         self.replay = ExampleReplay(store_path() if self.options.persist_examples else None)
-        _configure_hypothesis(self.options.max_examples)
+        _configure_hypothesis(self.options.max_examples, self.options.shrink)
 
     def close(self) -> None:
         self.launcher.close()
@@ -93,7 +98,7 @@ class Engine:
             return GradeReport(submission=label, error=f"{submission} is not a directory",
                                grader_version=__version__)
         steps = list(steps) if steps is not None else default_steps(submission)
-        _configure_hypothesis(self.options.max_examples)
+        _configure_hypothesis(self.options.max_examples, self.options.shrink)
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
@@ -121,7 +126,8 @@ class Engine:
                     learner.close()
                     continue
                 contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
-            outcomes = run_suites(contexts, self.options.extra_suites, self.replay) if contexts else {}
+            outcomes = (run_suites(contexts, self.options.extra_suites, self.replay,
+                                   shrink=self.options.shrink) if contexts else {})
             results = []
             for ex in steps:
                 if ex.id in early:
@@ -293,10 +299,10 @@ def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
 
 
 # ------------------------------------------------------------ pytest glue
-def _configure_hypothesis(max_examples: int) -> None:
+def _configure_hypothesis(max_examples: int, shrink: bool = True) -> None:
     from hypothesis import HealthCheck, Phase, Verbosity, settings
 
-    name = f"attn-practice-{max_examples}"
+    name = f"attn-practice-{max_examples}{'' if shrink else '-noshrink'}"
     settings.register_profile(
         name,
         max_examples=max_examples,
@@ -305,7 +311,7 @@ def _configure_hypothesis(max_examples: int) -> None:
         deadline=None,
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        phases=(Phase.explicit, Phase.generate, Phase.shrink) if shrink else (Phase.explicit, Phase.generate),
         print_blob=False,
         verbosity=Verbosity.quiet,
     )
@@ -315,9 +321,11 @@ def _configure_hypothesis(max_examples: int) -> None:
 class _SuitePlugin:
     """Provides the `step` fixture and marker, and collects every outcome."""
 
-    def __init__(self, contexts: dict[str, StepContext], replay: ExampleReplay | None = None):
+    def __init__(self, contexts: dict[str, StepContext], replay: ExampleReplay | None = None,
+                 shrink: bool = True):
         self.contexts = contexts
         self.replay = replay
+        self.shrink = shrink
         self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
         self._started: dict[str, float] = {}
 
@@ -344,12 +352,15 @@ class _SuitePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """Run Hypothesis tests through the example replay (see `ExampleReplay`)."""
-        hyp = getattr(pyfuncitem.obj, "hypothesis", None)
-        if hyp is None or self.replay is None:
+        """Run tests through the example replay, their calls batched (see `ExampleReplay`)."""
+        if self.replay is None:
             return None
         funcargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        self.replay.run(pyfuncitem, hyp, funcargs)
+        hyp = getattr(pyfuncitem.obj, "hypothesis", None)
+        if hyp is None:
+            self.replay.run_plain(pyfuncitem, funcargs)
+        else:
+            self.replay.run(pyfuncitem, hyp, funcargs, shrink=self.shrink)
         return True
 
     @pytest.hookimpl(hookwrapper=True)
@@ -448,9 +459,9 @@ def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str
 
 
 def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
-               replay: ExampleReplay | None = None) -> dict[str, list[TestResult]]:
+               replay: ExampleReplay | None = None, *, shrink: bool = True) -> dict[str, list[TestResult]]:
     """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
-    plugin = _SuitePlugin(contexts, replay)
+    plugin = _SuitePlugin(contexts, replay, shrink)
     args = [
         *suite_files(list(contexts), extra),
         "-c", str(SUITE_INI),
@@ -465,10 +476,21 @@ def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
         "-p", "no:junitxml",
         "-p", "no:pastebin",
         "-p", "no:nose",
+        # Per-test machinery no grading needs (and warnings are silenced below).
+        "-p", "no:capture",
+        "-p", "no:logging",
+        "-p", "no:warnings",
+        "-p", "no:debugging",
+        "-p", "no:unittest",
+        "-p", "no:setuponly",
+        "-p", "no:setupplan",
+        "-p", "no:subtests",
         "--assert=plain",
         "--import-mode=importlib",
     ]
-    with _clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+    with _clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:
         # Ctrl-C: some tests never ran, so no step may be reported as passed.

@@ -75,17 +75,45 @@ PREFETCH_TIMEOUT = 10.0
 
 
 def _same_values(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Equal argument tuples, arrays compared by dtype, shape and content."""
+    """Equal argument tuples, arrays compared by dtype, shape and exact bytes.
+
+    Bytes, not values: cheaper, and stricter (a NaN payload or -0.0 that
+    differs makes a mismatch), which only ever costs a fallback to single calls.
+    """
     if len(a) != len(b):
         return False
     for x, y in zip(a, b, strict=True):
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
             if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype
-                    and x.shape == y.shape and np.array_equal(x, y, equal_nan=True)):
+                    and x.shape == y.shape and (x is y or x.tobytes() == y.tobytes())):
                 return False
         elif type(x) is not type(y) or x != y:
             return False
     return True
+
+
+@dataclass(frozen=True)
+class PackedCalls:
+    """A batch of calls encoded once for `Learner.prefetch` (replay reuses it per submission)."""
+
+    calls: tuple[tuple[tuple[Any, ...], dict[str, Any], int | None], ...]
+    specs: tuple[dict[str, Any], ...]
+    blobs: tuple[bytes, ...]
+    reply_limit: int
+
+
+def pack_calls(calls: Sequence[tuple[tuple[Any, ...], dict[str, Any], int | None]]) -> PackedCalls:
+    """Encode (args, kwargs, expected_size) triples for one `call_many` round trip."""
+    blobs: list[bytes] = []
+    specs = []
+    for args, kwargs, size in calls:
+        specs.append({
+            "args": protocol.pack_values(list(args), blobs),
+            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
+            "max_elements": max(64 * (size or 0), 1 << 16),
+        })
+    limit = sum(16 * s["max_elements"] for s in specs) + (1 << 20)
+    return PackedCalls(tuple(calls), tuple(specs), tuple(blobs), limit)
 
 
 class Budget:
@@ -635,12 +663,13 @@ class Learner:
             raise LoadError(info.failure, kind="load")
         assert self.sandbox is not None
         max_elements = max(64 * (expected_size or 0), 1 << 16)
-        if self._prefetched:
-            (p_args, p_kwargs, p_size), reply, p_blobs = self._prefetched.pop(0)
+        for i, ((p_args, p_kwargs, p_size), reply, p_blobs) in enumerate(self._prefetched):
             if (p_size == expected_size and p_kwargs.keys() == kwargs.keys() and _same_values(p_args, args)
                     and _same_values(tuple(p_kwargs.values()), tuple(kwargs[k] for k in p_kwargs))):
+                # Calls skipped over belonged to an example that failed early.
+                del self._prefetched[: i + 1]
                 return self._finish(reply, p_blobs, args, kwargs, expected_size, max_elements)
-            self._prefetched.clear()  # the test took another path: back to one call at a time
+        self._prefetched.clear()  # the test took another path: back to one call at a time
         blobs: list[bytes] = []
         header = {
             "op": "call",
@@ -718,11 +747,12 @@ class Learner:
         self.call_seconds.append((sum(np.size(a) for a in args if isinstance(a, np.ndarray)), seconds))
         returned = reply["returned"] or "ndarray"
         mutated = [i for i in reply["mutated"] if 0 <= i < len(args)]
-        self._note_return(returned, str(raw.dtype), args, mutated)
+        dtype = protocol.dtype_name(raw.dtype)
+        self._note_return(returned, dtype, args, mutated)
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
-        return CallResult(value, str(raw.dtype), returned, mutated, seconds, reply["output"])
+        return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
 
-    def prefetch(self, calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]]) -> None:
+    def prefetch(self, calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | PackedCalls) -> None:
         """Run `calls` (args, kwargs, expected_size) in one round trip; `call` serves them in order.
 
         Only an optimisation for replayed examples: on any trouble (a timeout, a
@@ -730,25 +760,19 @@ class Learner:
         so every outcome and message is exactly what single calls give.
         """
         self._prefetched = []
-        if not calls or self.sticky is not None or (self.budget is not None and self.budget.exhausted):
+        packed = calls if isinstance(calls, PackedCalls) else pack_calls(calls)
+        if not packed.calls or self.sticky is not None or (self.budget is not None and self.budget.exhausted):
             return
         info = self.load()
         if not info.ok or self.sandbox is None:
             return
-        blobs: list[bytes] = []
-        specs = []
-        for args, kwargs, size in calls:
-            specs.append({
-                "args": protocol.pack_values(list(args), blobs),
-                "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-                "max_elements": max(64 * (size or 0), 1 << 16),
-            })
-        limit = sum(16 * s["max_elements"] for s in specs) + (1 << 20)
-        timeout = self._timeout(min(self.limits.call_timeout * len(calls), PREFETCH_TIMEOUT))
+        n = len(packed.calls)
+        timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
         t0 = time.perf_counter()
         try:
-            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": specs}, blobs,
-                                                    timeout=timeout, max_bytes=limit)
+            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": list(packed.specs)},
+                                                    list(packed.blobs), timeout=timeout,
+                                                    max_bytes=packed.reply_limit)
         except (CallTimeout, SandboxDied, protocol.ProtocolError):
             return  # the sandbox was closed; the single calls will respawn it and tell
         finally:
@@ -757,9 +781,9 @@ class Learner:
             if self.budget is not None:
                 self.budget.charge(spent)
         replies = reply.get("replies")
-        if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != len(calls):
+        if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
             return
-        for call, sub in zip(calls, replies, strict=True):
+        for call, sub in zip(packed.calls, replies, strict=True):
             if not isinstance(sub, dict):
                 return
             self._prefetched.append((call, sub, out_blobs))
@@ -796,7 +820,7 @@ class Learner:
         elif returned.startswith("ndarray subclass"):
             self.notes.setdefault("subclass", f"your function returned an {returned}; it was "
                                   "judged as a plain array")
-        in_dtypes = {str(a.dtype) for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
+        in_dtypes = {protocol.dtype_name(a.dtype) for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
         if in_dtypes and dtype not in in_dtypes and "list" not in self.notes:
             self.notes.setdefault("dtype", f"your function returned {dtype} for "
                                   f"{'/'.join(sorted(in_dtypes))} input (not judged, but worth knowing)")

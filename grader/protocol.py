@@ -45,19 +45,40 @@ def encode_array(arr: np.ndarray) -> tuple[dict[str, Any], bytes]:
     return {"d": arr.dtype.str, "s": [int(n) for n in arr.shape]}, arr.tobytes()
 
 
-def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
-    """Rebuild a plain numeric array; refuses any dtype that is not a simple number."""
-    d, s = desc.get("d"), desc.get("s")
+_DTYPES: dict[str, np.dtype[Any]] = {}  # wire spellings already checked
+_DTYPE_NAMES: dict[np.dtype[Any], str] = {}
+
+
+def dtype_name(dtype: np.dtype[Any]) -> str:
+    """str(dtype), memoised: NumPy builds the name anew on every call."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+def _wire_dtype(d: Any) -> np.dtype[Any]:
+    dtype = _DTYPES.get(d) if isinstance(d, str) else None
+    if dtype is not None:
+        return dtype
     if not isinstance(d, str) or not _DTYPE_RE.fullmatch(d):
         raise ProtocolError(f"refused dtype {str(d)[:40]!r}")
-    if not isinstance(s, list) or len(s) > 64 or not all(type(n) is int and 0 <= n < 1 << 40 for n in s):
-        raise ProtocolError("bad shape")
     try:
         dtype = np.dtype(d)
     except (TypeError, ValueError) as exc:
         raise ProtocolError(f"bad array description: {exc}") from None
     if dtype.kind not in _ALLOWED_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise ProtocolError(f"refused dtype {dtype}")
+    _DTYPES[d] = dtype
+    return dtype
+
+
+def decode_array(desc: dict[str, Any], data: bytes) -> np.ndarray:
+    """Rebuild a plain numeric array; refuses any dtype that is not a simple number."""
+    d, s = desc.get("d"), desc.get("s")
+    dtype = _wire_dtype(d)
+    if not isinstance(s, list) or len(s) > 64 or not all(type(n) is int and 0 <= n < 1 << 40 for n in s):
+        raise ProtocolError("bad shape")
     shape = tuple(s)
     count = 1
     for n in shape:

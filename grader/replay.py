@@ -16,7 +16,9 @@ Run `python -m attn_practice.grader.replay` to fill the store ahead of time
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +28,7 @@ import numpy as np
 import pytest
 
 from .atomic import write_atomic
-from .launcher import LearnerError
+from .launcher import LearnerError, PackedCalls, pack_calls
 from .suites.assertions import StepContext, StepFailure
 
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -55,11 +57,22 @@ class ExampleReplay:
         self._blob = memoryview(b"")
         self.complete: set[int] = set()  # max_examples values for which every suite was recorded
         self.dirty = False
+        # The calls each recording makes, learned by one dry run and encoded once:
+        # the same for every submission (see `_prefetch`).
+        self._calls: dict[tuple[str, int, str], PackedCalls] = {}
         if store is not None:
             self._load()
 
     # -- running ---------------------------------------------------------------
-    def run(self, item: pytest.Function, hyp: Any, funcargs: dict[str, Any]) -> None:
+    def run(self, item: pytest.Function, hyp: Any, funcargs: dict[str, Any], *,
+            shrink: bool = True) -> None:
+        """Replay `item`'s recording, or run Hypothesis for real (and record a pass).
+
+        With `shrink`, a failing example brings the real Hypothesis run back to
+        shrink it. Without, every recorded example runs and the failure of the
+        smallest failing one is raised (the first of equals): no Hypothesis
+        engine at all, and the same report on every run.
+        """
         from hypothesis import settings as hsettings
 
         original = getattr(hyp, "_attn_original", None) or hyp.inner_test
@@ -67,15 +80,18 @@ class ExampleReplay:
         key = (item.nodeid, hsettings.default.max_examples)
         recorded = self.get(key)
         if recorded is not None:
-            _prefetch(recorded, original, funcargs)
+            self._prefetch(key, recorded, original, funcargs)
             try:
-                for example in recorded:
-                    original(**funcargs, **_copy_example(example))
-                return
+                smallest = _replay_all(recorded, original, funcargs, stop_at_first=shrink)
+                if smallest is None:
+                    return
+                if not shrink:
+                    raise smallest
+                # else: the real run below finds this failure and shrinks it
             except (StepFailure, LearnerError):
-                pass  # the real run below finds this failure and shrinks it
+                raise
             except Exception:  # noqa: BLE001 - a stale recording: forget it, run for real
-                self.recordings.pop(key, None)
+                self._forget(key)
         record: list[dict[str, Any]] = []
 
         def recording(*args: Any, **kwargs: Any) -> Any:
@@ -87,11 +103,52 @@ class ExampleReplay:
             item.obj(**funcargs)
         finally:
             hyp.inner_test = original
+        self._forget(key)
         self.recordings[key] = record
         # Only our own suites are covered by the store's key; an instructor's
         # extra suite may change under the same name, so it stays in memory.
         if _is_ours(item):
             self.dirty = True
+
+    def run_plain(self, item: pytest.Function, funcargs: dict[str, Any]) -> None:
+        """A test without Hypothesis: its calls batched like one replayed example's."""
+        if inspect.iscoroutinefunction(item.obj):
+            raise TypeError(f"{item.nodeid}: async tests are not supported")
+        if _is_ours(item):  # an instructor's own test is never run twice
+            self._prefetch((item.nodeid, 0), [{}], item.obj, funcargs)
+        item.obj(**funcargs)
+
+    def _forget(self, key: tuple[str, int]) -> None:
+        self.recordings.pop(key, None)
+        for k in [k for k in self._calls if k[:2] == key]:
+            del self._calls[k]
+
+    def _prefetch(self, key: tuple[str, int], recorded: list[dict[str, Any]], test: Any,
+                  funcargs: dict[str, Any]) -> None:
+        """Send the learner every call the replay will make, in one round trip.
+
+        Which calls those are is learned by a dry run of the test on the
+        recording, every call answered by the reference (as a correct solution
+        would answer). The real run then takes the learner's answers from the
+        batch while its calls match, and goes back to single calls if not.
+        """
+        ctx = funcargs.get("step")
+        if not isinstance(ctx, StepContext) or not hasattr(ctx.learner, "prefetch"):
+            return
+        calls_key = (*key, ctx.exercise.id)
+        packed = self._calls.get(calls_key)
+        if packed is None:
+            calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
+            ctx.collecting = calls
+            try:
+                for example in recorded:
+                    test(**funcargs, **_copy_example(example))
+            except Exception:  # noqa: BLE001 - a dry run that breaks just batches less
+                pass
+            finally:
+                ctx.collecting = None
+            packed = self._calls[calls_key] = pack_calls(calls)
+        ctx.learner.prefetch(packed)
 
     # -- storage ---------------------------------------------------------------
     def _load(self) -> None:
@@ -151,31 +208,52 @@ class ExampleReplay:
         self.dirty = False
 
 
-def _prefetch(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, Any]) -> None:
-    """Dry-run the test on the recording to learn its calls, then send them in one batch.
+def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, Any], *,
+                stop_at_first: bool) -> BaseException | None:
+    """Run `test` on each recorded example; the failure of the smallest failing one, or None.
 
-    The dry run answers every call with the reference, i.e. as a correct
-    solution would; the real run then takes the learner's answers from the
-    batch while its calls match, and goes back to single calls if not.
+    Size is the number of array elements drawn; ties go to the earlier example.
+    The chosen example's inputs end up last in the step's `failing_inputs`,
+    where the diagnosis looks first, as a shrunk example's would.
     """
     ctx = funcargs.get("step")
-    if not isinstance(ctx, StepContext) or not hasattr(ctx.learner, "prefetch"):
-        return
-    calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
-    ctx.collecting = calls
-    try:
-        for example in recorded:
+    best: tuple[int, BaseException, Any] | None = None
+    for example in recorded:
+        try:
             test(**funcargs, **_copy_example(example))
-    except Exception:  # noqa: BLE001 - a dry run that breaks just batches less
-        pass
-    finally:
-        ctx.collecting = None
-    ctx.learner.prefetch(calls)
+        except (StepFailure, LearnerError) as exc:
+            inputs = ctx.failing_inputs[-1] if isinstance(ctx, StepContext) and ctx.failing_inputs else None
+            size = _size(example)
+            if best is None or size < best[0]:
+                best = (size, exc, inputs)
+            if stop_at_first:
+                break
+    if best is None:
+        return None
+    if isinstance(ctx, StepContext) and best[2] is not None:
+        ctx.failing_inputs.append(best[2])
+        del ctx.failing_inputs[:-6]
+    return best[1]
+
+
+def _size(v: Any) -> int:
+    if isinstance(v, np.ndarray):
+        return int(v.size)
+    if isinstance(v, dict):
+        return sum(_size(x) for x in v.values())
+    if isinstance(v, (tuple, list)):
+        return sum(_size(x) for x in v)
+    return 1
 
 
 def _is_ours(item: pytest.Function) -> bool:
+    return _in_suites_dir(str(item.path))
+
+
+@functools.lru_cache(maxsize=256)
+def _in_suites_dir(path: str) -> bool:
     try:
-        return Path(str(item.path)).resolve().parent == SUITES_DIR.resolve()
+        return Path(path).resolve().parent == SUITES_DIR.resolve()
     except OSError:
         return False
 

@@ -109,6 +109,7 @@ def test_usage_errors_exit_two(tmp_path):
         ("steps: [step1]\nbogus: 3\n", "line 2: key 'bogus'"),
         ("extra_suites: [nowhere/]\n", "key 'extra_suites'"),
         ("steps: [step1\n", "not valid YAML"),
+        ("steps: [step1]\nshrink: maybe\n", "line 2: key 'shrink'"),
     ],
 )
 def test_course_errors_name_file_key_and_line(tmp_path, text, needle):

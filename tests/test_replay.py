@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_grade import make_submission
 
 from attn_practice.grader import replay
 from attn_practice.grader.engine import Engine, RunOptions
-from attn_practice.grader.results import without_timings
+from attn_practice.grader.results import Failure, without_timings
+from attn_practice.grader.suites.assertions import StepFailure
 
 
 @pytest.fixture
@@ -55,3 +57,83 @@ def test_a_corrupt_store_is_ignored_and_rewritten(cache, tmp_path):
         report = engine.grade(sub)
     assert report.score == 1.0
     assert replay.ExampleReplay(path).all_recordings()  # rebuilt from the passing run
+
+
+# -- grade mode: the smallest failing recorded example, no Hypothesis engine ------------------
+
+def _failing_when(sizes_that_fail):
+    def test(step=None, x=None):
+        if x.size in sizes_that_fail:
+            raise StepFailure(Failure(kind="value", summary=f"failed on {x.size}"))
+    return test
+
+
+def test_replay_all_picks_the_smallest_failing_example_first_of_equals():
+    recorded = [{"x": np.zeros(n)} for n in (6, 2, 4, 2, 1)]
+    test = _failing_when({6, 2, 4})
+    smallest = replay._replay_all(recorded, test, {}, stop_at_first=False)
+    assert isinstance(smallest, StepFailure) and smallest.failure.summary == "failed on 2"
+    first = replay._replay_all(recorded, test, {}, stop_at_first=True)
+    assert first.failure.summary == "failed on 6"
+    assert replay._replay_all(recorded, _failing_when(set()), {}, stop_at_first=False) is None
+
+
+@pytest.mark.slow
+def test_grade_mode_needs_no_hypothesis_run_and_is_stable(tmp_path, cache, monkeypatch):
+    from hypothesis.core import StateForActualGivenExecution
+
+    sub = make_submission(tmp_path / "bad", {3: "wrong_softmax_global", 5: "wrong_scale_by_dv"})
+    replay.warm(RunOptions().max_examples)
+    with Engine(RunOptions()) as engine:
+        shrunk = engine.grade(sub)
+
+    def no_engine(*args, **kwargs):
+        raise AssertionError("grade mode ran the Hypothesis engine")
+
+    monkeypatch.setattr(StateForActualGivenExecution, "run_engine", no_engine)
+    with Engine(RunOptions(shrink=False)) as engine:
+        first = engine.grade(sub)
+        again = engine.grade(sub)
+    with Engine(RunOptions(shrink=False, persist_examples=True)) as engine:
+        third = engine.grade(sub)
+    assert without_timings(first.to_dict()) == without_timings(again.to_dict()) == without_timings(third.to_dict())
+    # Same verdict for every test as the shrinking run; only the example shown may differ.
+    assert [(s.id, s.status, [(t.name, t.status) for t in s.tests]) for s in first.steps] == \
+        [(s.id, s.status, [(t.name, t.status) for t in s.tests]) for s in shrunk.steps]
+    assert [s.diagnoses for s in first.steps] == [s.diagnoses for s in shrunk.steps]
+    failed = [t for s in first.steps for t in s.tests if t.failure is not None]
+    assert failed and all(t.failure.repro for t in failed)
+
+
+def test_plain_and_replayed_tests_batch_their_calls(tmp_path, cache, monkeypatch):
+    from attn_practice.grader import launcher
+
+    sub = make_submission(tmp_path / "ok", steps=["step1_scores"])
+    replay.warm(RunOptions().max_examples, step_ids=["step1"])
+    with Engine(RunOptions(shrink=False)) as engine:
+        engine.grade(sub)  # the dry runs, once per engine
+        ops = []
+        real = launcher.Sandbox.request
+
+        def counting(self, header, *args, **kwargs):
+            ops.append(header.get("op"))
+            return real(self, header, *args, **kwargs)
+
+        monkeypatch.setattr(launcher.Sandbox, "request", counting)
+        report = engine.grade(sub)
+    assert report.score == 1.0
+    assert "call" not in ops  # every call of every test came in a batch
+    assert ops.count("call_many") == len(report.steps[0].tests)
+
+
+def test_expected_values_are_memoised_as_copies():
+    from attn_practice.grader.suites import assertions
+    from attn_practice.reference import attention
+
+    ctx = assertions.StepContext(None, None, attention.FUNCTIONS["softmax"])  # type: ignore[arg-type]
+    x = np.array([[1.0, 2.0, 3.0]])
+    first = ctx.expected(x, axis=-1)
+    first[...] = 0  # a caller scribbling on its answer must not poison the memo
+    again = ctx.expected(x.copy(), axis=-1)
+    np.testing.assert_allclose(again, attention.softmax(x, axis=-1))
+    assert not np.allclose(ctx.expected(x, axis=0), again)  # the keyword is part of the key
