@@ -31,6 +31,14 @@ STEPS = ["step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "
 
 
 def cli() -> list[str]:
+    """The console script as a venv user runs it: the one installed next to this Python.
+
+    (Not a PATH lookup: a version manager's shim in front of it, like pyenv's,
+    adds ~0.1 s of its own to every run, and a fresh venv has none.)
+    """
+    beside = Path(sys.executable).parent / "attn-practice"
+    if beside.is_file():
+        return [str(beside)]
     exe = shutil.which("attn-practice")
     return [exe] if exe else [sys.executable, "-m", "attn_practice"]
 

@@ -24,7 +24,15 @@ import pytest
 from .. import __version__
 from ..reference import attention as reference
 from .catalog import Exercise, core_steps, load_catalog
-from .launcher import Budget, Launcher, Learner, LearnerError, Limits, read_regular_file
+from .launcher import (
+    Budget,
+    Launcher,
+    Learner,
+    LearnerError,
+    Limits,
+    close_learners,
+    read_regular_file,
+)
 from .replay import ExampleReplay, store_path
 from .results import Diagnosis, Failure, GradeReport, Status, StepResult, TestResult
 from .suites.assertions import StepContext, StepFailure
@@ -103,6 +111,7 @@ class Engine:
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
         budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
+        by_id = {ex.id: ex for ex in steps}
         try:
             for ex in steps:
                 problem = None if files is not None else _file_problem(submission, ex)
@@ -118,6 +127,9 @@ class Engine:
                     budget=budget,
                 )
                 learners.append(learner)
+                learner.begin_load()  # every step's sandbox imports at once
+            for learner in learners:
+                ex = by_id[learner.step_id]
                 info = learner.load()
                 if not info.ok:
                     assert info.failure is not None
@@ -136,8 +148,7 @@ class Engine:
                 ctx = contexts[ex.id]
                 results.append(self._step_result(ex, ctx, outcomes.get(ex.id, [])))
         finally:
-            for learner in learners:
-                learner.close()
+            close_learners(learners)
         if self.replay.dirty:
             self.replay.save()
         results = add_dependency_notes(

@@ -15,6 +15,7 @@ shared by all steps of a submission.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -27,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,23 @@ class Launcher:
             self._uids.pop(pid, None)
             return reply
 
+    def reap_many(self, pids: Sequence[int]) -> list[dict[str, Any]]:
+        """`reap` for several sandboxes in one round trip; they are killed together."""
+        if not pids:
+            return []
+        with self._lock:
+            if self._proc is None:
+                for pid in pids:
+                    self._uids.pop(pid, None)
+                return [{} for _ in pids]
+            reply = self._request({"op": "reap_many", "pids": list(pids)})
+            for pid in pids:
+                self._uids.pop(pid, None)
+        results = reply.get("results")
+        if not isinstance(results, list) or len(results) != len(pids):
+            return [{} for _ in pids]
+        return [r if isinstance(r, dict) else {} for r in results]
+
     def _kill_orphans(self) -> None:
         """The zygote died: as root, kill whatever its sandboxes' uids still run.
 
@@ -471,14 +489,35 @@ class Sandbox:
 
     def request(self, header: dict[str, Any], blobs: list[bytes], timeout: float,
                 max_bytes: int = protocol.MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
+        return self.receive(self.send(header, blobs, timeout), max_bytes)
+
+    def send(self, header: dict[str, Any], blobs: list[bytes], timeout: float) -> float:
+        """Send a request; returns the deadline its reply must meet (see `receive`).
+
+        One deadline for the whole exchange: a sandbox that trickles its
+        answer a byte at a time cannot stretch the wait.
+        """
         if self.closed:
             raise SandboxDied("the sandbox is closed")
-        # One deadline for the whole exchange: a sandbox that trickles its
-        # answer a byte at a time cannot stretch the wait.
         deadline = time.monotonic() + timeout
-        try:
+        with self._failures():
             protocol.send(self.sock, header, blobs, deadline=deadline)
+        return deadline
+
+    def receive(self, deadline: float,
+                max_bytes: int = protocol.MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
+        """The reply to the request `send` made, by its deadline."""
+        if self.closed:
+            raise SandboxDied("the sandbox is closed")
+        with self._failures():
             return protocol.recv(self.sock, max_bytes=max_bytes, deadline=deadline)
+        raise AssertionError("unreachable")  # pragma: no cover - _failures always raises
+
+    @contextlib.contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Socket trouble as CallTimeout or SandboxDied, the sandbox closed and reaped."""
+        try:
+            yield
         except TimeoutError:
             self.close()
             raise CallTimeout() from None
@@ -528,6 +567,28 @@ class Sandbox:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def close_sandboxes(sandboxes: Sequence[Sandbox]) -> None:
+    """Close several sandboxes of one launcher with a single reap request."""
+    live = [sb for sb in sandboxes if not sb.closed]
+    if len(live) < 2:
+        for sb in live:
+            sb.close()
+        return
+    for sb in live:
+        sb.closed = True
+        try:
+            sb.sock.close()
+        except OSError:
+            pass
+    try:
+        infos = live[0].launcher.reap_many([sb.pid for sb in live])
+    except (RuntimeError, ValueError):
+        infos = [{} for _ in live]
+    for sb, info in zip(live, infos, strict=True):
+        sb.exit_info = info
+        shutil.rmtree(sb.tmp, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- learner
 @dataclass
 class LoadInfo:
@@ -573,33 +634,58 @@ class Learner:
         self.calls = 0
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
         self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
+        self._pending_load: tuple[float | BaseException, float] | None = None
 
     # -- lifecycle -------------------------------------------------------
-    def load(self) -> LoadInfo:
-        """Spawn (if needed) and import the learner's module; cached."""
-        if self.load_info is not None and self.sandbox is not None and not self.sandbox.closed:
-            return self.load_info
+    def begin_load(self) -> LoadInfo | None:
+        """Spawn the sandbox and ask it to import the module, without waiting.
+
+        `load()` collects the answer; the engine begins every step's load
+        first, so the sandboxes import in parallel. Returns the LoadInfo at
+        once only when nothing could be started.
+        """
+        if self._pending_load is not None:
+            return None
         if self.budget is not None and self.budget.exhausted:
-            info = LoadInfo(False, failure=self._budget_failure())
-            self.load_info = info
-            return info
+            self.load_info = LoadInfo(False, failure=self._budget_failure())
+            return self.load_info
         try:
             self.sandbox = self.launcher.spawn(
                 self.submission, module=self.module, function=self.function, params=self.params,
                 limits=self.limits, display_dir=self.display_dir, files=self.files,
             )
         except (RuntimeError, OSError) as exc:
-            info = LoadInfo(False, failure=Failure(
+            self.load_info = LoadInfo(False, failure=Failure(
                 kind="internal",
                 summary=f"the grader could not start a sandbox for {self.module}.py ({exc})",
                 hint="This is not your fault: please report it to the course staff.",
             ))
-            self.load_info = info
-            return info
-        t0 = time.perf_counter()
+            return self.load_info
         load_timeout = self._timeout(self.limits.load_timeout)
         try:
-            reply, _ = self.sandbox.request({"op": "load", "shims": self.shims}, [], timeout=load_timeout)
+            deadline: float | BaseException = self.sandbox.send(
+                {"op": "load", "shims": self.shims}, [], timeout=load_timeout)
+        except (CallTimeout, SandboxDied) as exc:
+            deadline = exc  # reported by load(), as if it came with the reply
+        self._pending_load = (deadline, load_timeout)
+        return None
+
+    def load(self) -> LoadInfo:
+        """Spawn (if needed) and import the learner's module; cached."""
+        if (self._pending_load is None and self.load_info is not None and self.sandbox is not None
+                and not self.sandbox.closed):
+            return self.load_info
+        if self._pending_load is None:
+            early = self.begin_load()
+            if early is not None:
+                return early
+        assert self._pending_load is not None and self.sandbox is not None
+        (deadline, load_timeout), self._pending_load = self._pending_load, None
+        t0 = time.perf_counter()
+        try:
+            if isinstance(deadline, BaseException):
+                raise deadline
+            reply, _ = self.sandbox.receive(deadline)
         except CallTimeout:
             if load_timeout < self.limits.load_timeout:
                 self.load_info = LoadInfo(False, failure=self._budget_failure())
@@ -624,6 +710,7 @@ class Learner:
             return info
         finally:
             if self.budget is not None:
+                # The time spent waiting here: loads begun together overlap.
                 self.budget.charge(time.perf_counter() - t0)
         reply = _clean_reply(reply)
         self._collect_output(reply)
@@ -636,9 +723,11 @@ class Learner:
         return info
 
     def close(self) -> None:
+        self._pending_load = None
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+
 
     # -- calls -------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> np.ndarray:
@@ -828,6 +917,18 @@ class Learner:
             name = self.params[i] if i < len(self.params) else f"argument {i}"
             self.notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
                                   "place; callers may not expect that (not judged)")
+
+
+def close_learners(learners: Sequence[Learner]) -> None:
+    """Close every learner's sandbox at once (see `close_sandboxes`)."""
+    by_launcher: dict[int, list[Sandbox]] = {}
+    for learner in learners:
+        learner._pending_load = None
+        if learner.sandbox is not None:
+            by_launcher.setdefault(id(learner.sandbox.launcher), []).append(learner.sandbox)
+            learner.sandbox = None
+    for sandboxes in by_launcher.values():
+        close_sandboxes(sandboxes)
 
 
 #: Reply fields the trusted side reads, with the only type each may have.

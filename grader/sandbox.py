@@ -107,6 +107,12 @@ class _Zygote:
                 pid, grace = req.get("pid"), req.get("grace", 0)
                 grace = min(float(grace), 1.0) if type(grace) in (int, float) else 0.0
                 reply = self.reap(pid, grace) if type(pid) is int else {"error": "bad pid"}
+            elif op == "reap_many":
+                pids = req.get("pids")
+                if isinstance(pids, list) and all(type(p) is int for p in pids):
+                    reply = {"results": self.reap_many(pids)}
+                else:
+                    reply = {"error": "bad pids"}
             elif op == "info":
                 reply = self.jail.describe()
             elif op == "exit":
@@ -140,11 +146,12 @@ class _Zygote:
         return {"pid": pid}
 
     # -- killing ---------------------------------------------------------
-    def reap(self, pid: int, grace: float = 0.0) -> dict[str, Any]:
+    def reap(self, pid: int, grace: float = 0.0, tree: int | None = None) -> dict[str, Any]:
         """Kill a sandbox's whole process tree (and uid), then collect its status.
 
         `grace`: seconds to let a sandbox that is already on its way out
         (its socket closed) finish exiting, so its own exit status is reported.
+        `tree`: the tree was already killed (by `reap_many`), and had that many processes.
         """
         req = self.active.pop(pid, None)
         if req is None:
@@ -153,7 +160,11 @@ class _Zygote:
         status = self.exited.pop(pid, None)
         killed = False
         extra = 0
-        if status is None:
+        if tree is not None:
+            killed = True
+            extra += tree - 1
+            status = self._wait(pid, deadline)
+        elif status is None:
             if grace > 0:
                 status = self._wait(pid, time.monotonic() + grace)
                 done = pid if status is not None else 0
@@ -178,6 +189,21 @@ class _Zygote:
         if os.WIFSIGNALED(status):
             return {"exitcode": None, "signal": os.WTERMSIG(status), "killed": killed}
         return {"exitcode": os.WEXITSTATUS(status), "signal": None, "killed": killed}
+
+    def reap_many(self, pids: list[int]) -> list[dict[str, Any]]:
+        """`reap` for several sandboxes, all killed first so that they die together."""
+        killed: dict[int, int] = {}  # pid -> processes its tree had
+        for pid in pids:
+            if pid in self.active and pid not in self.exited:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    continue
+                if done:
+                    self.exited[pid] = status  # it ended on its own: report its status
+                else:
+                    killed[pid] = self._kill_tree(pid)
+        return [self.reap(pid, tree=killed.get(pid)) for pid in pids]
 
     def _kill_tree(self, pid: int) -> int:
         """SIGKILL `pid` and every descendant, parents before children.
