@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,12 +137,24 @@ class Budget:
 
 
 class LearnerError(Exception):
-    """The learner's code did not produce a usable answer; `.failure` says why."""
+    """The learner's code did not produce a usable answer; `.failure` says why.
 
-    def __init__(self, failure: Failure, *, kind: str = "exception"):
+    A failure raised in quiet mode (see `Learner.quiet`) is built only when
+    `complete()` is called: most of a failure's cost is its message.
+    """
+
+    def __init__(self, failure: Failure | None = None, *, kind: str = "exception",
+                 build: Callable[[], Failure] | None = None):
+        failure = failure or Failure(kind=kind, summary="")
         super().__init__(failure.summary)
         self.failure = failure
         self.kind = kind
+        self.build = build
+
+    def complete(self) -> None:
+        if self.build is not None:
+            build, self.build = self.build, None
+            self.failure = build()
 
 
 class LoadError(LearnerError):
@@ -635,6 +647,9 @@ class Learner:
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
         self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
         self._pending_load: tuple[float | BaseException, float] | None = None
+        #: Raise failures with their messages unbuilt (`LearnerError.complete` builds one):
+        #: grading runs every recorded example but reports only one failure.
+        self.quiet = False
 
     # -- lifecycle -------------------------------------------------------
     def begin_load(self) -> LoadInfo | None:
@@ -810,11 +825,15 @@ class Learner:
         reply = _clean_reply(reply)
         self._collect_output(reply)
         if reply.get("ok") is not True:
+            kind = str(reply.get("kind") or "exception")
+            if self.quiet and kind != "not-implemented":
+                raise LearnerError(kind=kind, build=lambda: _call_failure(
+                    reply, self.function, self.params, args, kwargs, expected_size, self.limits))
             failure = _call_failure(reply, self.function, self.params, args, kwargs, expected_size,
                                     self.limits)
-            if reply.get("kind") == "not-implemented":
+            if kind == "not-implemented":
                 self._stick("not-implemented", failure)
-            raise LearnerError(failure, kind=str(reply.get("kind") or "exception"))
+            raise LearnerError(failure, kind=kind)
         if not out_blobs:
             raise LearnerError(Failure(kind="crash", summary="your code sent back a malformed answer"),
                                kind="crash")

@@ -218,18 +218,27 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
     """
     ctx = funcargs.get("step")
     best: tuple[int, BaseException, Any] | None = None
-    for example in recorded:
-        try:
-            test(**funcargs, **_copy_example(example))
-        except (StepFailure, LearnerError) as exc:
-            inputs = ctx.failing_inputs[-1] if isinstance(ctx, StepContext) and ctx.failing_inputs else None
-            size = _size(example)
-            if best is None or size < best[0]:
-                best = (size, exc, inputs)
-            if stop_at_first:
-                break
+    # Running on after a failure, only the chosen one's message is ever shown: build just that.
+    quiet = [o for o in (ctx, getattr(ctx, "learner", None)) if hasattr(o, "quiet")] if not stop_at_first else []
+    for o in quiet:
+        o.quiet = True
+    try:
+        for example in recorded:
+            try:
+                test(**funcargs, **_copy_example(example))
+            except (StepFailure, LearnerError) as exc:
+                inputs = ctx.failing_inputs[-1] if isinstance(ctx, StepContext) and ctx.failing_inputs else None
+                size = _size(example)
+                if best is None or size < best[0]:
+                    best = (size, exc, inputs)
+                if stop_at_first:
+                    break
+    finally:
+        for o in quiet:
+            o.quiet = False
     if best is None:
         return None
+    best[1].complete()  # type: ignore[attr-defined]
     if isinstance(ctx, StepContext) and best[2] is not None:
         ctx.failing_inputs.append(best[2])
         del ctx.failing_inputs[:-6]

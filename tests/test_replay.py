@@ -137,3 +137,23 @@ def test_expected_values_are_memoised_as_copies():
     again = ctx.expected(x.copy(), axis=-1)
     np.testing.assert_allclose(again, attention.softmax(x, axis=-1))
     assert not np.allclose(ctx.expected(x, axis=0), again)  # the keyword is part of the key
+
+
+def test_quiet_failures_build_their_message_only_when_completed():
+    from attn_practice.grader.catalog import resolve_step
+    from attn_practice.grader.suites.assertions import StepContext
+    from attn_practice.reference import attention
+
+    ctx = StepContext(resolve_step("step1"), None, attention.dot_scores)  # type: ignore[arg-type]
+    Q, K = np.ones((2, 3)), np.ones((2, 3))
+    ctx.quiet = True
+    with pytest.raises(StepFailure) as info:
+        ctx.compare(np.zeros((2, 2)), attention.dot_scores(Q, K), (Q, K))
+    assert info.value.failure.summary == "" and ctx.quiet  # nothing built yet, still quiet
+    info.value.complete()
+    assert info.value.failure.kind == "value" and "wrong values" in info.value.failure.summary
+    assert "dot_scores(" in info.value.failure.repro
+    with pytest.raises(StepFailure) as info:
+        ctx.require(False, "rows must sum to 1", (Q, K))
+    info.value.complete()
+    assert info.value.failure.summary == "rows must sum to 1" and info.value.failure.repro

@@ -9,6 +9,7 @@ a report without ever parsing text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,11 +22,22 @@ from ..results import Failure
 
 
 class StepFailure(AssertionError):
-    """A hidden test failed; `.failure` says why in the learner's terms."""
+    """A hidden test failed; `.failure` says why in the learner's terms.
 
-    def __init__(self, failure: Failure):
+    Raised in quiet mode (`StepContext.quiet`), the failure is built only
+    when `complete()` is called.
+    """
+
+    def __init__(self, failure: Failure | None = None, *, build: Callable[[], Failure] | None = None):
+        failure = failure or Failure(kind="pending", summary="")
         super().__init__(failure.summary)
         self.failure = failure
+        self.build = build
+
+    def complete(self) -> None:
+        if self.build is not None:
+            build, self.build = self.build, None
+            self.failure = build()
 
 
 def named_shape(shape: Sequence[int], dims: Sequence[str]) -> str:
@@ -51,6 +63,8 @@ class StepContext:
     failing_inputs: list[tuple[Any, ...]] = field(default_factory=list)
     #: When a list, calls are recorded here and answered by the reference (see replay.py).
     collecting: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None = None
+    #: Raise failures with their messages unbuilt (see `StepFailure.complete`).
+    quiet: bool = False
 
     def begin_test(self) -> None:
         """Called per test; nothing to reset yet, kept as the per-test hook."""
@@ -104,6 +118,8 @@ class StepContext:
             return self.learner.call(*args, expected_size=expected_size, **kwargs).value
         except LearnerError as exc:
             self._remember(args, kwargs)
+            if exc.build is not None:
+                raise StepFailure(build=functools.partial(_completed, exc)) from None
             raise StepFailure(exc.failure) from None
 
     def check(self, *args: Any, scale: np.ndarray | None = None, **kwargs: Any) -> np.ndarray:
@@ -136,6 +152,8 @@ class StepContext:
         ex = self.exercise
         dims = ex.dims.get("out", ())
         if got.shape != expected.shape:
+            if self.quiet:
+                raise self._pending(self._compare, got, expected, args, kwargs, scale)
             raise StepFailure(Failure(
                 kind="shape",
                 summary=f"wrong shape: expected {named_shape(expected.shape, dims)}, "
@@ -153,6 +171,8 @@ class StepContext:
         ok = (err <= bound) | (got == expected)
         if bool(np.all(ok)):
             return
+        if self.quiet:
+            raise self._pending(self._compare, got, expected, args, kwargs, scale)
         bad_nonfinite = ~np.isfinite(got) & np.isfinite(expected)
         if bool(np.any(bad_nonfinite)):
             idx = tuple(int(i) for i in np.argwhere(bad_nonfinite)[0])
@@ -185,6 +205,20 @@ class StepContext:
             repro=self.repro(args, kwargs),
             hint="Compare your numbers with the expected ones on this small input by hand.",
         ))
+
+    def _pending(self, fail: Callable[..., Any], *args: Any) -> StepFailure:
+        """A quiet failure whose message `fail(*args)` builds later, loudly."""
+        def build() -> Failure:
+            quiet, self.quiet = self.quiet, False
+            try:
+                fail(*args)
+            except StepFailure as exc:
+                return exc.failure
+            finally:
+                self.quiet = quiet
+            return Failure(kind="internal", summary="the grader could not rebuild this failure's message")
+
+        return StepFailure(build=build)
 
     def _inputs_and_arrays(self, args: Sequence[Any], got: np.ndarray, expected: np.ndarray) -> str:
         text = describe_inputs(self.exercise.params, tuple(args))
@@ -220,6 +254,9 @@ class StepContext:
         __tracebackhide__ = True
         if not condition:
             self._remember(args, kwargs)
+            if self.quiet:
+                raise self._pending(lambda: self.require(False, summary, args, kwargs, details=details,
+                                                         hint=hint))
             raise StepFailure(Failure(
                 kind="property",
                 summary=summary,
@@ -227,6 +264,11 @@ class StepContext:
                 repro=self.repro(args, kwargs or {}),
                 hint=hint,
             ))
+
+
+def _completed(exc: LearnerError) -> Failure:
+    exc.complete()
+    return exc.failure
 
 
 _EXPECTED: dict[tuple[Any, ...], np.ndarray] = {}
