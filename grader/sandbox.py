@@ -1123,11 +1123,19 @@ class _Server:
             except BaseException as exc:  # noqa: BLE001 - as in serve()
                 reply, sub_blobs = {"ok": False, "kind": "exception", "phase": "call",
                                     "message": _safe_message(exc), "exc_type": "", "traceback": ""}, []
-            reply["output"] = self._scrub(self.take_output())
+            output = self._scrub(self.take_output())
+            if output:
+                reply["output"] = output
             if isinstance(reply.get("message"), str):
                 reply["message"] = self._scrub(reply["message"])
             if isinstance(reply.get("result"), dict) and sub_blobs:
                 reply["result"]["i"] = len(out)
+            # The usual answer in few bytes: the grader reads absent fields as these defaults.
+            reply.pop("dtype", None)
+            if reply.get("mutated") == []:
+                del reply["mutated"]
+            if reply.get("returned") == "ndarray":
+                del reply["returned"]
             out.extend(sub_blobs)
             replies.append(reply)
         return {"ok": True, "replies": replies}, out

@@ -248,15 +248,22 @@ class StepContext:
                 hint=hint,
             )
 
-    def require(self, condition: bool, summary: str, args: Sequence[Any],
-                kwargs: dict[str, Any] | None = None, *, details: str = "", hint: str = "") -> None:
-        """A property beyond equality (rows sum to 1, masked weights are 0, ...)."""
+    def require(self, condition: bool, summary: str | Callable[[], str], args: Sequence[Any],
+                kwargs: dict[str, Any] | None = None, *, details: str | Callable[[], str] = "",
+                hint: str = "") -> None:
+        """A property beyond equality (rows sum to 1, masked weights are 0, ...).
+
+        `summary` and `details` may be functions: a message that prints arrays
+        is then built only for a failure, not on every passing call.
+        """
         __tracebackhide__ = True
         if not condition:
             self._remember(args, kwargs)
             if self.quiet:
                 raise self._pending(lambda: self.require(False, summary, args, kwargs, details=details,
                                                          hint=hint))
+            summary = summary() if callable(summary) else summary
+            details = details() if callable(details) else details
             raise StepFailure(Failure(
                 kind="property",
                 summary=summary,

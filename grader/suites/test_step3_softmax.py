@@ -28,7 +28,7 @@ def _require_distribution(step, got, x, kwargs):
     tol = step.tolerance((x,))
     step.require(
         bool(np.all(got >= 0)),
-        f"negative weights: the smallest entry is {float(np.min(got)):.6g}",
+        lambda: f"negative weights: the smallest entry is {float(np.min(got)):.6g}",
         (x,), kwargs,
         hint="exp(...) is never negative, and neither is a sum of exponentials.",
     )
@@ -36,10 +36,10 @@ def _require_distribution(step, got, x, kwargs):
     worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
     step.require(
         worst <= tol.atol + tol.rtol,
-        f"slices along {_axis_text(kwargs)} do not sum to 1 (the worst sums to "
-        f"{float(sums.flat[int(np.argmax(np.abs(sums - 1.0)))]):.6g})",
+        lambda: f"slices along {_axis_text(kwargs)} do not sum to 1 (the worst sums to "
+                f"{float(sums.flat[int(np.argmax(np.abs(sums - 1.0)))]):.6g})",
         (x,), kwargs,
-        details=f"sums along {_axis_text(kwargs)}: {np.array2string(sums, precision=6)}",
+        details=lambda: f"sums along {_axis_text(kwargs)}: {np.array2string(sums, precision=6)}",
         hint="Divide the exponentials by their sum along the same axis (keepdims=True).",
     )
 
@@ -105,8 +105,8 @@ def test_large_inputs_and_shifts(step):
             f"softmax(x + {c:g}) differs from softmax(x): adding the same number to every "
             "entry must not change the weights",
             (shifted,), {},
-            details=f"softmax(x):     {np.array2string(base, precision=5)}\n"
-                    f"softmax(x + c): {np.array2string(got, precision=5)}",
+            details=lambda got=got: f"softmax(x):     {np.array2string(base, precision=5)}\n"
+                                    f"softmax(x + c): {np.array2string(got, precision=5)}",
             hint="Softmax is shift-invariant; clipping or rounding the input breaks that.",
         )
         step.compare(got, expected, (shifted,))

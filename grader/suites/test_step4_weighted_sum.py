@@ -46,7 +46,7 @@ def test_one_hot_weights_pick_rows(step):
         "with one-hot weights the output rows should be exactly V's rows "
         f"{picks} (in that order)",
         (weights, V),
-        details=f"expected:\n{np.array2string(V[picks])}\ngot:\n{np.array2string(got, precision=6)}",
+        details=lambda: f"expected:\n{np.array2string(V[picks])}\ngot:\n{np.array2string(got, precision=6)}",
         hint="Output row i is sum over j of weights[i, j] * V[j]; rows of V are values, one per key.",
     )
     step.compare(got, expected, (weights, V))

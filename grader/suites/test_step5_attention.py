@@ -96,8 +96,9 @@ def test_permuting_keys_and_values(step):
                 bool(np.allclose(moved, got, rtol=1e-6, atol=1e-9)),
                 f"reordering keys and values together (order {perm.tolist()}) changed the output",
                 (Q, Kp, Vp),
-                details=f"original order: {np.array2string(got, precision=5)}\n"
-                        f"reordered:      {np.array2string(moved, precision=5)}",
+                details=lambda got=got, moved=moved: (
+                    f"original order: {np.array2string(got, precision=5)}\n"
+                    f"reordered:      {np.array2string(moved, precision=5)}"),
                 hint="Key j belongs to value j: the weights for the keys must multiply the matching "
                      "value rows, whatever order they come in.",
             )
