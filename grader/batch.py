@@ -129,21 +129,39 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
         except Exception:  # noqa: BLE001 - only an optimisation: workers record on their own
             pass
     if jobs <= 1:
-        with Engine(options) as engine:
-            for i in todo:
-                steps = [resolve_step(s) for s in step_ids[i]]
-                yield i, engine.grade(paths[i], steps, label=labels[i])
+        yield from _grade_here(options, paths, labels, todo, step_ids)
         return
     yield from _grade_pool(options, paths, labels, todo, step_ids, jobs)
 
 
+#: A submission in flight when a worker died this many times is reported, not retried.
+MAX_WORKER_DEATHS = 2
+
+
+def _ping() -> bool:
+    """A pool's first task: when it fails, its workers could not start at all."""
+    return True
+
+
 def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]], jobs: int) -> Iterator[tuple[int, GradeReport]]:
+    """Grade `todo` on worker processes; a dead worker's submissions are retried on a new pool.
+
+    Bounded: a submission in flight at MAX_WORKER_DEATHS deaths gets an error report,
+    and when workers cannot start here (two pools in a row), the rest is graded in
+    this process instead.
+    """
     ctx = multiprocessing.get_context("spawn")
     pending = list(todo)
+    deaths: dict[int, int] = {}
+    failed_starts = 0
     while pending:
+        if failed_starts >= 2:
+            yield from _grade_here(options, paths, labels, pending, step_ids)
+            return
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(options,)) as pool:
+            ping = pool.submit(_ping)
             futures: dict[Future[dict[str, Any]], int] = {}
             queue = list(pending)
             # Keep a bounded number in flight so an interruption loses little.
@@ -159,16 +177,39 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
                         report = GradeReport.from_dict(fut.result())
                     except BrokenProcessPool:
                         broken = True
-                        queue.insert(0, i)
-                        continue
+                        if _failed(ping):
+                            continue  # no worker started: not this submission's doing
+                        deaths[i] = deaths.get(i, 0) + 1
+                        if deaths[i] < MAX_WORKER_DEATHS:
+                            continue
+                        report = GradeReport(submission=labels[i], grader_version=__version__,
+                                             error="internal grader error: the grading worker died "
+                                                   f"{deaths[i]} times while grading this submission")
                     except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
                         report = GradeReport(submission=labels[i], grader_version=__version__,
                                              error=f"internal grader error: {type(exc).__name__}: {exc}")
                     pending.remove(i)
                     yield i, report
                 if broken:
-                    pending = [i for i in pending if i in queue or i in futures.values()]
                     break
+        failed_starts = failed_starts + 1 if _failed(ping) else 0
+
+
+def _failed(future: Future[Any]) -> bool:
+    try:
+        future.result(timeout=0)
+    except Exception:  # noqa: BLE001 - broken pool, or not run at all
+        return True
+    return False
+
+
+def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
+                step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
+    """Grade `todo` one after another with an engine in this process (still sandboxed)."""
+    with Engine(options) as engine:
+        for i in todo:
+            steps = [resolve_step(s) for s in step_ids[i]]
+            yield i, engine.grade(paths[i], steps, label=labels[i])
 
 
 def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tuple[Any, list[str | None]]:

@@ -89,3 +89,65 @@ def test_dask_local_cluster_gives_the_same_csv_as_a_local_run(klass):
     _, local = run(*map(str, klass), "--format", "json", "--no-cache", "--jobs", "2")
     _, dask = run(*map(str, klass), "--format", "json", "--no-cache", "--dask", "local")
     assert without_timings(json.loads(local)) == without_timings(json.loads(dask))
+
+
+class _DeadPool:
+    """A process pool whose workers never get going."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        future = Future()
+        future.set_exception(BrokenProcessPool("a worker died"))
+        return future
+
+
+def test_workers_that_cannot_start_fall_back_to_grading_here(tmp_path, monkeypatch):
+    from attn_practice.grader import batch
+
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", _DeadPool)
+    subs = [make_submission(tmp_path / f"s{i}", steps=["step1_scores"]) for i in range(3)]
+    reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
+    assert [r.error for r in reports] == ["", "", ""]
+    assert [r.steps[0].status.value for r in reports] == ["passed"] * 3
+
+
+def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(tmp_path, monkeypatch):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from attn_practice.grader import batch
+
+    class KillerPool(_DeadPool):
+        def submit(self, fn, *args):
+            future = Future()
+            if not args:  # the pool's first task, which tells that workers start
+                future.set_result(fn())
+                return future
+            path, label, step_ids = args
+            if "killer" in path:
+                future.set_exception(BrokenProcessPool("a worker died"))
+            else:
+                future.set_result(fn(path, label, step_ids))
+            return future
+
+    monkeypatch.setattr(batch, "ProcessPoolExecutor", KillerPool)
+    batch._init_worker(batch.RunOptions())  # what the pool's initializer does
+    try:
+        subs = [make_submission(tmp_path / name, steps=["step1_scores"]) for name in ("a", "killer", "b")]
+        reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
+    finally:
+        batch._ENGINE.close()
+        batch._ENGINE = None
+    assert [reports[i].steps[0].status.value for i in (0, 2)] == ["passed", "passed"]
+    assert "worker died 2 times" in reports[1].error
