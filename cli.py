@@ -89,6 +89,16 @@ def _state_error(ws: Workspace, exc: OSError) -> Problem:
                    "Check that the workspace folder is writable.", code=EXIT_INTERNAL)
 
 
+#: Command groups that live beside their engines (CI set-ups, teaching tools),
+#: imported only when used: `check` need not pay for them.
+LAZY_COMMANDS = {
+    "ci": (".grader.ci_commands", "ci"),
+    "selftest": (".grader.selftest_command", "selftest"),
+    "explore": (".grader.teaching", "explore"),
+    "watch": (".grader.teaching", "watch"),
+}
+
+
 class AttnPracticeGroup(click.Group):
     """A group whose `main` maps every outcome to the documented exit code.
 
@@ -97,6 +107,25 @@ class AttnPracticeGroup(click.Group):
     `cli.main()` all get 0 passed / 1 failed / 2 usage / 3 internal, and never
     a grader traceback.
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in LAZY_COMMANDS:
+            import importlib
+
+            module, attr = LAZY_COMMANDS[cmd_name]
+            try:
+                command = getattr(importlib.import_module(module, __package__), attr, None)
+            except ImportError:
+                return None
+            if isinstance(command, click.Command):
+                self.add_command(command, cmd_name)
+            else:
+                command = None
+        return command
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -491,28 +520,6 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
 
     emit(reports, fmt, out=out, console=console(), verbose=verbose)
     _exit(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
-
-
-def _register_optional_commands() -> None:
-    """Command groups that live beside their engines (CI set-ups, teaching tools)."""
-    import importlib
-
-    for module, name in (
-        (".grader.ci_commands", "ci"),
-        (".grader.selftest_command", "selftest"),
-        (".grader.teaching", "explore"),
-        (".grader.teaching", "watch"),
-    ):
-        try:
-            mod = importlib.import_module(module, __package__)
-        except ImportError:
-            continue
-        command = getattr(mod, name, None)
-        if isinstance(command, click.Command):
-            cli.add_command(command, name)
-
-
-_register_optional_commands()
 
 
 def on_error(message: str, code: int) -> NoReturn:

@@ -5,10 +5,14 @@ the same sequence of examples for every correct solution. So that sequence
 is recorded once (from the reference itself, in this trusted process, or
 from the first passing submission), stored next to the results cache keyed
 by the grader's code and the Hypothesis and NumPy versions, and replayed for
-every later submission: no Hypothesis engine, a fraction of the cost. Only
-when a replayed example fails does the real Hypothesis run happen, finding
-that same failure and shrinking it, so a report never differs from what a
-fresh run would give.
+every later submission: no Hypothesis engine, a fraction of the cost. When
+a replayed example fails, with shrinking on (`check`) the real Hypothesis run
+happens, finding that same failure and shrinking it, so a report never
+differs from what a fresh run would give; with shrinking off (`grade`) the
+smallest failing recorded example is reported instead, just as deterministic.
+
+Tests without Hypothesis go through here too: each test's calls are learned
+by one dry run per engine and sent to the sandbox in a single round trip.
 
 Run `python -m attn_practice.grader.replay` to fill the store ahead of time
 (batch grading does so itself before starting its workers).

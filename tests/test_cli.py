@@ -338,3 +338,18 @@ def test_render_check_for_a_missing_step():
     text = joined(buf.getvalue())
     assert "step2_scale.py is missing from your workspace" in text
     assert "attn-practice reset step2" in text
+
+
+def test_the_cli_imports_optional_command_groups_only_when_used():
+    import subprocess
+    import sys
+
+    code = ("import sys, attn_practice.cli as c\n"
+            "lazy = ['attn_practice.grader.ci_setup', 'attn_practice.grader.teaching',\n"
+            "        'attn_practice.grader.selftest_command']\n"
+            "assert not [m for m in lazy if m in sys.modules], 'imported too early'\n"
+            "from click.testing import CliRunner\n"
+            "assert CliRunner().invoke(c.cli, ['ci', '--help']).exit_code == 0\n"
+            "assert 'attn_practice.grader.ci_setup' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -19,7 +19,8 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[
 # C0 controls except tab and newline, DEL, C1 controls, and lone surrogates.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # What XML 1.0 cannot hold at all, even escaped (its Char production).
-_XML_FORBIDDEN = re.compile(r"[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Compiled on first use: its wide ranges take milliseconds every process start.
+_XML_FORBIDDEN = r"[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 _STEP_NUMBER = re.compile(r"(\d+)$")
 
 
@@ -40,7 +41,7 @@ def clean(text: str) -> str:
 
 def xml_safe(text: str) -> str:
     """`clean` text, minus anything XML 1.0 forbids (a belt to `clean`'s braces)."""
-    return _XML_FORBIDDEN.sub(_visible, clean(text))
+    return re.sub(_XML_FORBIDDEN, _visible, clean(text))
 
 
 def bound(text: str, limit: int = OUTPUT_LIMIT) -> str:
