@@ -7,6 +7,8 @@ failure to the smallest one anyway.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,11 +47,29 @@ def dtypes() -> st.SearchStrategy[Any]:
 STYLES = ("small-ints", "normal", "uniform", "wide-ints", "mixed-scale", "extremes")
 
 
+def _composite(f: Callable[..., Any]) -> Callable[..., st.SearchStrategy[Any]]:
+    """`st.composite`, applied on first use.
+
+    Hypothesis reads and tokenizes a composite's source when it is made
+    (a few milliseconds each); a `check` of one step uses one or two of them.
+    """
+    made: Callable[..., st.SearchStrategy[Any]] | None = None
+
+    @functools.wraps(f)
+    def strategy(*args: Any, **kwargs: Any) -> st.SearchStrategy[Any]:
+        nonlocal made
+        if made is None:
+            made = st.composite(f)
+        return made(*args, **kwargs)
+
+    return strategy
+
+
 _STYLE = st.sampled_from(STYLES)
 _SEED = st.integers(0, 2**32 - 1)
 
 
-@st.composite
+@_composite
 def arrays(draw: Any, shape: tuple[int, ...], dtype: Any = np.float64,
            bound: float = ELEMENT_BOUND) -> np.ndarray:
     """Float arrays of `shape`, values within +-bound.
@@ -83,7 +103,7 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
         return a.astype(dtype)
 
 
-@st.composite
+@_composite
 def qk_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """(Q, K) with shapes (..., n_q, d_k), (..., n_k, d_k)."""
     batch = draw(_batch(batched))
@@ -92,7 +112,7 @@ def qk_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tupl
     return draw(arrays(batch + (n_q, d_k), dt)), draw(arrays(batch + (n_k, d_k), dt))
 
 
-@st.composite
+@_composite
 def qkv_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Q, K, V) with shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)."""
     batch = draw(_batch(batched))
@@ -102,7 +122,7 @@ def qkv_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tup
             draw(arrays(batch + (n_k, d_v), dt)))
 
 
-@st.composite
+@_composite
 def score_matrices(draw: Any, batched: bool | None = None, dtype: Any = None,
                    bound: float = 1e3) -> np.ndarray:
     """Score arrays (..., n_q, n_k)."""
@@ -111,7 +131,7 @@ def score_matrices(draw: Any, batched: bool | None = None, dtype: Any = None,
     return draw(arrays(batch + (draw(sides()), draw(sides())), dt, bound))
 
 
-@st.composite
+@_composite
 def softmax_inputs(draw: Any, *, huge: bool = False, neg_inf: bool = False, dtype: Any = None,
                    min_dims: int = 1, max_dims: int = 3) -> tuple[np.ndarray, int]:
     """(x, axis) for softmax: any rank, any valid axis (negative ones too)."""
@@ -130,7 +150,7 @@ def softmax_inputs(draw: Any, *, huge: bool = False, neg_inf: bool = False, dtyp
     return x, axis
 
 
-@st.composite
+@_composite
 def weights_and_values(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """(weights, V): rows of weights are non-negative and sum to 1."""
     batch = draw(_batch(batched))
@@ -147,7 +167,7 @@ def causal_masks(n_q: int, n_k: int) -> st.SearchStrategy[np.ndarray]:
     return st.just(np.tril(np.ones((n_q, n_k), dtype=bool), k=offset))
 
 
-@st.composite
+@_composite
 def random_masks(draw: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Boolean masks with at least one True in every row."""
     mask = draw(hnp.arrays(np.bool_, shape))
@@ -157,7 +177,7 @@ def random_masks(draw: Any, shape: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-@st.composite
+@_composite
 def masked_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
                   batched_mask: bool | None = None, causal: bool | None = None) -> tuple[np.ndarray, ...]:
     """(Q, K, V, mask) with a mask of shape (n_q, n_k) or (..., n_q, n_k)."""
@@ -173,7 +193,7 @@ def masked_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
     return Q, K, V, mask
 
 
-@st.composite
+@_composite
 def projection_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, ...]:
     """(Z, W_q, W_k, W_v) for self-attention, with d_k != d_v allowed."""
     batch = draw(_batch(batched))
@@ -184,7 +204,7 @@ def projection_inputs(draw: Any, batched: bool | None = None, dtype: Any = None)
             draw(arrays((d_model, d_v), dt, 1.0)))
 
 
-@st.composite
+@_composite
 def multi_head_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[Any, ...]:
     """(Z, W_q, W_k, W_v, W_o, n_heads) with n_heads dividing d_model."""
     batch = draw(_batch(batched))
@@ -221,7 +241,7 @@ def d_k_values(min_value: int = 1) -> st.SearchStrategy[int]:
     return st.integers(min_value, MAX_D_K)
 
 
-@st.composite
+@_composite
 def scale_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
                  min_d_k: int = 2) -> tuple[np.ndarray, int]:
     """(scores, d_k) for scale_scores: scores (..., n_q, n_k), d_k a positive int.
