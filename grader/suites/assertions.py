@@ -279,7 +279,7 @@ def _completed(exc: LearnerError) -> Failure:
 
 
 _EXPECTED: dict[tuple[Any, ...], np.ndarray] = {}
-_EXPECTED_LIMIT = 50_000
+_EXPECTED_LIMIT = 20_000
 _MEMO_MAX_ELEMENTS = 4096
 
 
