@@ -353,3 +353,18 @@ def test_the_cli_imports_optional_command_groups_only_when_used():
             "assert 'attn_practice.grader.ci_setup' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_exit_now_runs_exit_handlers_flushes_and_keeps_the_code():
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys\n"
+            "from attn_practice.cli import exit_now\n"
+            "atexit.register(lambda: print(' handler ran', end=''))\n"
+            "print('unflushed', end='')\n"
+            "sys.stderr.write('err')\n"
+            "exit_now(3)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 3
+    assert done.stdout == "unflushed handler ran" and done.stderr == "err"
