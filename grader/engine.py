@@ -111,7 +111,6 @@ class Engine:
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
         budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
-        by_id = {ex.id: ex for ex in steps}
         try:
             for ex in steps:
                 problem = None if files is not None else _file_problem(submission, ex)
@@ -127,9 +126,8 @@ class Engine:
                     budget=budget,
                 )
                 learners.append(learner)
-                learner.begin_load()  # every step's sandbox imports at once
-            for learner in learners:
-                ex = by_id[learner.step_id]
+                # One import at a time: a step spinning at import must not starve
+                # its neighbours' imports into timeouts of their own.
                 info = learner.load()
                 if not info.ok:
                     assert info.failure is not None
