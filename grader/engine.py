@@ -111,6 +111,7 @@ class Engine:
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
         budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
+        by_id = {ex.id: ex for ex in steps}
         try:
             for ex in steps:
                 problem = None if files is not None else _file_problem(submission, ex)
@@ -126,9 +127,18 @@ class Engine:
                     budget=budget,
                 )
                 learners.append(learner)
-                # One import at a time: a step spinning at import must not starve
-                # its neighbours' imports into timeouts of their own.
-                info = learner.load()
+                learner.begin_load()  # every step's sandbox imports at once
+            infos = {learner.step_id: learner.load() for learner in learners}
+            for learner in learners:
+                info = infos[learner.step_id]
+                if len(learners) > 1 and _unfair_load(info, budget):
+                    # Imported beside the others, a step spinning at import could have
+                    # starved this one of CPU (or memory): judge it again, alone.
+                    learner.close()
+                    learner.load_info = None
+                    learner.output, learner.output_size = [], 0
+                    info = learner.load()
+                ex = by_id[learner.step_id]
                 if not info.ok:
                     assert info.failure is not None
                     early[ex.id] = _step_error(ex, self._points(ex), Status.ERROR, info.failure,
@@ -203,6 +213,12 @@ class Engine:
             duration=duration,
             bonus=ex.bonus,
         )
+
+
+def _unfair_load(info: Any, budget: Budget) -> bool:
+    """A failed import that a neighbouring sandbox may have caused (a timeout or a kill)."""
+    return (not info.ok and info.failure is not None and info.failure.kind in ("timeout", "crash")
+            and not budget.exhausted)
 
 
 def _imports(ctx: StepContext | None) -> list[str]:

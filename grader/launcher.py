@@ -646,36 +646,61 @@ class Learner:
         self.calls = 0
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
         self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
+        self._pending_load: tuple[float | BaseException, float] | None = None
         #: Raise failures with their messages unbuilt (`LearnerError.complete` builds one):
         #: grading runs every recorded example but reports only one failure.
         self.quiet = False
 
     # -- lifecycle -------------------------------------------------------
-    def load(self) -> LoadInfo:
-        """Spawn (if needed) and import the learner's module; cached."""
-        if self.load_info is not None and self.sandbox is not None and not self.sandbox.closed:
-            return self.load_info
+    def begin_load(self) -> LoadInfo | None:
+        """Spawn the sandbox and ask it to import the module, without waiting.
+
+        `load()` collects the answer; the engine begins every step's load
+        first, so the sandboxes import in parallel. Returns the LoadInfo at
+        once only when nothing could be started.
+        """
+        if self._pending_load is not None:
+            return None
         if self.budget is not None and self.budget.exhausted:
-            info = LoadInfo(False, failure=self._budget_failure())
-            self.load_info = info
-            return info
+            self.load_info = LoadInfo(False, failure=self._budget_failure())
+            return self.load_info
         try:
             self.sandbox = self.launcher.spawn(
                 self.submission, module=self.module, function=self.function, params=self.params,
                 limits=self.limits, display_dir=self.display_dir, files=self.files,
             )
         except (RuntimeError, OSError) as exc:
-            info = LoadInfo(False, failure=Failure(
+            self.load_info = LoadInfo(False, failure=Failure(
                 kind="internal",
                 summary=f"the grader could not start a sandbox for {self.module}.py ({exc})",
                 hint="This is not your fault: please report it to the course staff.",
             ))
-            self.load_info = info
-            return info
-        t0 = time.perf_counter()
+            return self.load_info
         load_timeout = self._timeout(self.limits.load_timeout)
         try:
-            reply, _ = self.sandbox.request({"op": "load", "shims": self.shims}, [], timeout=load_timeout)
+            deadline: float | BaseException = self.sandbox.send(
+                {"op": "load", "shims": self.shims}, [], timeout=load_timeout)
+        except (CallTimeout, SandboxDied) as exc:
+            deadline = exc  # reported by load(), as if it came with the reply
+        self._pending_load = (deadline, load_timeout)
+        return None
+
+    def load(self) -> LoadInfo:
+        """Spawn (if needed) and import the learner's module; cached."""
+        if (self._pending_load is None and self.load_info is not None and self.sandbox is not None
+                and not self.sandbox.closed):
+            return self.load_info
+        if self._pending_load is None:
+            early = self.begin_load()
+            if early is not None:
+                return early
+        assert self._pending_load is not None and self.sandbox is not None
+        (deadline, load_timeout), self._pending_load = self._pending_load, None
+        t0 = time.perf_counter()
+        try:
+            if isinstance(deadline, BaseException):
+                raise deadline
+            reply, _ = self.sandbox.receive(deadline)
         except CallTimeout:
             if load_timeout < self.limits.load_timeout:
                 self.load_info = LoadInfo(False, failure=self._budget_failure())
@@ -700,6 +725,7 @@ class Learner:
             return info
         finally:
             if self.budget is not None:
+                # The time spent waiting here: loads begun together overlap.
                 self.budget.charge(time.perf_counter() - t0)
         reply = _clean_reply(reply)
         self._collect_output(reply)
@@ -712,6 +738,7 @@ class Learner:
         return info
 
     def close(self) -> None:
+        self._pending_load = None
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
@@ -915,6 +942,7 @@ def close_learners(learners: Sequence[Learner]) -> None:
     """Close every learner's sandbox at once (see `close_sandboxes`)."""
     by_launcher: dict[int, list[Sandbox]] = {}
     for learner in learners:
+        learner._pending_load = None
         if learner.sandbox is not None:
             by_launcher.setdefault(id(learner.sandbox.launcher), []).append(learner.sandbox)
             learner.sandbox = None

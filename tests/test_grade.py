@@ -176,3 +176,27 @@ def test_installed_console_script_grades(tmp_path):
 def test_python_dash_m_runs_the_cli():
     proc = subprocess.run([sys.executable, "-m", "attn_practice", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "attn-practice" in proc.stdout
+
+
+def test_an_import_that_timed_out_beside_the_other_steps_is_judged_again_alone(tmp_path, monkeypatch):
+    """Steps import side by side; a neighbour spinning at import must not cost this one its grade."""
+    from attn_practice.grader.engine import Engine
+    from attn_practice.grader.launcher import Learner, LoadInfo
+    from attn_practice.grader.results import Failure
+
+    sub = make_submission(tmp_path / "s")
+    real = Learner.load
+    starved: list[str] = []
+
+    def load(self):
+        if self.step_id == "step4" and not starved:
+            starved.append(self.step_id)  # as if a neighbour had held the CPU past the deadline
+            real(self)
+            return LoadInfo(False, failure=Failure(kind="timeout", summary="timeout: importing took too long"))
+        return real(self)
+
+    monkeypatch.setattr(Learner, "load", load)
+    with Engine() as engine:
+        report = engine.grade(sub)
+    assert starved == ["step4"]
+    assert [s.status.value for s in report.steps] == ["passed"] * 5
