@@ -15,7 +15,6 @@ shared by all steps of a submission.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import random
@@ -28,7 +27,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import prestart, protocol
-from .results import Failure
+from .results import CarriesFailure, Failure
 
 GiB = 1024**3
 #: The uid range used for sandboxes when the grader runs as root.
@@ -136,11 +135,10 @@ class Budget:
         self.used += max(0.0, seconds)
 
 
-class LearnerError(Exception):
+class LearnerError(CarriesFailure, Exception):
     """The learner's code did not produce a usable answer; `.failure` says why.
 
-    A failure raised in quiet mode (see `Learner.quiet`) is built only when
-    `complete()` is called: most of a failure's cost is its message.
+    Raised in quiet mode (see `Learner.quiet`), the failure is built by `complete()`.
     """
 
     def __init__(self, failure: Failure | None = None, *, kind: str = "exception",
@@ -150,11 +148,6 @@ class LearnerError(Exception):
         self.failure = failure
         self.kind = kind
         self.build = build
-
-    def complete(self) -> None:
-        if self.build is not None:
-            build, self.build = self.build, None
-            self.failure = build()
 
 
 class LoadError(LearnerError):
@@ -509,27 +502,21 @@ class Sandbox:
         One deadline for the whole exchange: a sandbox that trickles its
         answer a byte at a time cannot stretch the wait.
         """
-        if self.closed:
-            raise SandboxDied("the sandbox is closed")
         deadline = time.monotonic() + timeout
-        with self._failures():
-            protocol.send(self.sock, header, blobs, deadline=deadline)
+        self._guarded(protocol.send, self.sock, header, blobs, deadline=deadline)
         return deadline
 
     def receive(self, deadline: float,
                 max_bytes: int = protocol.MAX_MESSAGE_BYTES) -> tuple[dict[str, Any], list[bytes]]:
         """The reply to the request `send` made, by its deadline."""
+        return self._guarded(protocol.recv, self.sock, max_bytes=max_bytes, deadline=deadline)
+
+    def _guarded(self, io: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`io(*args, **kwargs)` with socket trouble as CallTimeout or SandboxDied (sandbox reaped)."""
         if self.closed:
             raise SandboxDied("the sandbox is closed")
-        with self._failures():
-            return protocol.recv(self.sock, max_bytes=max_bytes, deadline=deadline)
-        raise AssertionError("unreachable")  # pragma: no cover - _failures always raises
-
-    @contextlib.contextmanager
-    def _failures(self) -> Iterator[None]:
-        """Socket trouble as CallTimeout or SandboxDied, the sandbox closed and reaped."""
         try:
-            yield
+            return io(*args, **kwargs)
         except TimeoutError:
             self.close()
             raise CallTimeout() from None

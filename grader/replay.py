@@ -221,7 +221,7 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
     where the diagnosis looks first, as a shrunk example's would.
     """
     ctx = funcargs.get("step")
-    best: tuple[int, BaseException, Any] | None = None
+    best: tuple[int, StepFailure | LearnerError, Any] | None = None
     # Running on after a failure, only the chosen one's message is ever shown: build just that.
     quiet = [o for o in (ctx, getattr(ctx, "learner", None)) if hasattr(o, "quiet")] if not stop_at_first else []
     for o in quiet:
@@ -242,7 +242,7 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
             o.quiet = False
     if best is None:
         return None
-    best[1].complete()  # type: ignore[attr-defined]
+    best[1].complete()
     if isinstance(ctx, StepContext) and best[2] is not None:
         ctx.failing_inputs.append(best[2])
         del ctx.failing_inputs[:-6]

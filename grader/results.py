@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,6 +55,23 @@ class Failure:
     repro: str = ""  # one line of Python that reproduces the call
     traceback: str = ""  # the learner's own frames only
     hint: str = ""  # what to do next
+
+
+class CarriesFailure:
+    """Mixed into the exceptions that carry a `Failure` (StepFailure, LearnerError).
+
+    In quiet mode the failure is raised with its message unbuilt and `build`
+    set; `complete()` builds it. Most of a failure's cost is its message, and
+    grading builds only the one it reports.
+    """
+
+    failure: Failure
+    build: Callable[[], Failure] | None = None
+
+    def complete(self) -> None:
+        if self.build is not None:
+            build, self.build = self.build, None
+            self.failure = build()
 
 
 @dataclass(frozen=True)

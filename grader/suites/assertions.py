@@ -18,14 +18,13 @@ import numpy as np
 
 from ..catalog import Exercise, Tolerance
 from ..launcher import Learner, LearnerError, describe_inputs, format_array, repro_line
-from ..results import Failure
+from ..results import CarriesFailure, Failure
 
 
-class StepFailure(AssertionError):
+class StepFailure(CarriesFailure, AssertionError):
     """A hidden test failed; `.failure` says why in the learner's terms.
 
-    Raised in quiet mode (`StepContext.quiet`), the failure is built only
-    when `complete()` is called.
+    Raised in quiet mode (`StepContext.quiet`), the failure is built by `complete()`.
     """
 
     def __init__(self, failure: Failure | None = None, *, build: Callable[[], Failure] | None = None):
@@ -33,11 +32,6 @@ class StepFailure(AssertionError):
         super().__init__(failure.summary)
         self.failure = failure
         self.build = build
-
-    def complete(self) -> None:
-        if self.build is not None:
-            build, self.build = self.build, None
-            self.failure = build()
 
 
 def named_shape(shape: Sequence[int], dims: Sequence[str]) -> str:
