@@ -30,6 +30,7 @@ from .launcher import (
     Learner,
     LearnerError,
     Limits,
+    LoadInfo,
     close_learners,
     read_regular_file,
 )
@@ -215,7 +216,7 @@ class Engine:
         )
 
 
-def _unfair_load(info: Any, budget: Budget) -> bool:
+def _unfair_load(info: LoadInfo, budget: Budget) -> bool:
     """A failed import that a neighbouring sandbox may have caused (a timeout or a kill)."""
     return (not info.ok and info.failure is not None and info.failure.kind in ("timeout", "crash")
             and not budget.exhausted)

@@ -847,15 +847,14 @@ class Learner:
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
         return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
 
-    def prefetch(self, calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | PackedCalls) -> None:
-        """Run `calls` (args, kwargs, expected_size) in one round trip; `call` serves them in order.
+    def prefetch(self, packed: PackedCalls) -> None:
+        """Run `packed` calls (see `pack_calls`) in one round trip; `call` serves them in order.
 
         Only an optimisation for replayed examples: on any trouble (a timeout, a
         crash, a sticky failure) nothing is kept and each call runs on its own,
         so every outcome and message is exactly what single calls give.
         """
         self._prefetched = []
-        packed = calls if isinstance(calls, PackedCalls) else pack_calls(calls)
         if not packed.calls or self.sticky is not None or (self.budget is not None and self.budget.exhausted):
             return
         info = self.load()

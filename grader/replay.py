@@ -20,6 +20,7 @@ Run `python -m attn_practice.grader.replay` to fill the store ahead of time
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -223,10 +224,8 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
     ctx = funcargs.get("step")
     best: tuple[int, StepFailure | LearnerError, Any] | None = None
     # Running on after a failure, only the chosen one's message is ever shown: build just that.
-    quiet = [o for o in (ctx, getattr(ctx, "learner", None)) if hasattr(o, "quiet")] if not stop_at_first else []
-    for o in quiet:
-        o.quiet = True
-    try:
+    quiet = ctx.quietly() if isinstance(ctx, StepContext) and not stop_at_first else contextlib.nullcontext()
+    with quiet:
         for example in recorded:
             try:
                 test(**funcargs, **_copy_example(example))
@@ -237,9 +236,6 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
                     best = (size, exc, inputs)
                 if stop_at_first:
                     break
-    finally:
-        for o in quiet:
-            o.quiet = False
     if best is None:
         return None
     best[1].complete()

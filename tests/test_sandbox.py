@@ -56,8 +56,14 @@ def learner(launcher: Launcher, source: str, *, function: str = "f", params: tup
 
 
 def run_probe(launcher: Launcher, body: str) -> dict[str, Any]:
-    """Run `body` (which fills a dict `out`) inside a sandbox; return that dict."""
-    source = "import json, os, sys\nimport numpy as np\n\n\ndef f(x):\n    out = {}\n"
+    """Run `body` (which fills a dict `out`) inside a sandbox; return that dict.
+
+    `body` may call `attempt(fn)`: "ok", or the name of the exception `fn()` raised.
+    """
+    source = ("import json, os, sys\nimport numpy as np\n\n\n"
+              "def attempt(fn):\n    try:\n        fn()\n        return 'ok'\n"
+              "    except BaseException as exc:\n        return type(exc).__name__\n\n\n"
+              "def f(x):\n    out = {}\n")
     source += "".join(f"    {line}\n" for line in body.strip().splitlines())
     source += "    print('PROBE=' + json.dumps(out))\n    return x\n"
     lr = learner(launcher, source)
@@ -253,12 +259,6 @@ def test_grader_package_is_hidden(launcher: Launcher, jail: dict[str, Any]) -> N
         pytest.skip(f"no way to hide the package here: {jail}")
     reference = PACKAGE / "reference" / "attention.py"
     facts = run_probe(launcher, f"""
-def attempt(fn):
-    try:
-        fn()
-        return "ok"
-    except BaseException as exc:
-        return type(exc).__name__
 out["read"] = attempt(lambda: open({str(reference)!r}).read())
 out["list"] = attempt(lambda: os.listdir({str(PACKAGE)!r}))
 out["import"] = attempt(lambda: __import__("attn_practice.reference.attention"))
@@ -275,12 +275,6 @@ def test_landlock_blocks_writes_network_and_signals(launcher: Launcher, jail: di
         pytest.skip("no Landlock on this kernel")
     facts = run_probe(launcher, """
 import socket, signal
-def attempt(fn):
-    try:
-        fn()
-        return "ok"
-    except BaseException as exc:
-        return type(exc).__name__
 out["tmp"] = attempt(lambda: open("/tmp/attnp-sandbox-probe", "w").close())
 out["cwd"] = attempt(lambda: open("written.txt", "w").close())
 out["devnull"] = attempt(lambda: open(os.devnull, "w").write("x"))
@@ -308,12 +302,6 @@ def test_sandbox_can_signal_only_itself(launcher: Launcher, jail: dict[str, Any]
         pytest.skip(f"no signal isolation available here: {jail}")
     facts = run_probe(launcher, """
 import signal, threading
-def attempt(fn):
-    try:
-        fn()
-        return "ok"
-    except BaseException as exc:
-        return type(exc).__name__
 out["self"] = attempt(lambda: os.kill(os.getpid(), 0))
 out["group"] = attempt(lambda: os.kill(0, 0))
 out["zygote"] = attempt(lambda: os.kill(os.getppid(), 0))

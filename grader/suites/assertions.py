@@ -9,8 +9,9 @@ a report without ever parsing text.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,20 @@ class StepContext:
     collecting: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None = None
     #: Raise failures with their messages unbuilt (see `StepFailure.complete`).
     quiet: bool = False
+
+    @contextlib.contextmanager
+    def quietly(self) -> Iterator[None]:
+        """Failures raised meanwhile, here and by the learner, leave their messages unbuilt."""
+        learner_quiet = hasattr(self.learner, "quiet")
+        self.quiet = True
+        if learner_quiet:
+            self.learner.quiet = True
+        try:
+            yield
+        finally:
+            self.quiet = False
+            if learner_quiet:
+                self.learner.quiet = False
 
     def begin_test(self) -> None:
         """Called per test; nothing to reset yet, kept as the per-test hook."""
