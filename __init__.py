@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .grader.results import StepResult
+    from attn_practice.grader.results import StepResult
 
 __all__ = ["__version__", "check"]
 
@@ -22,6 +22,6 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
     The function's *source* is sent to the sandbox process; the object itself
     never runs in the grading process.
     """
-    from .grader.notebook import check as _check
+    from attn_practice.grader.teaching.notebook import check as _check
 
     return _check(step, function, **options)

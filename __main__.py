@@ -11,6 +11,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from .cli import main  # noqa: E402
+from attn_practice.cli import main  # noqa: E402
 
 main()

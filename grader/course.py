@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from .catalog import Exercise, UnknownStep, load_catalog, resolve_step
+from attn_practice.grader.catalog import Exercise, UnknownStep, load_catalog, resolve_step
 
 KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name"}
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .mistakes import learner_source
+from attn_practice.reference.mistakes import learner_source
 
 
 # =====================================================================

@@ -41,9 +41,9 @@ import pytest
 import yaml
 
 import attn_practice
-from attn_practice.grader.engine import Engine, RunOptions
-from attn_practice.grader.launcher import SANDBOX_UID_BASE, Limits
+from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.results import GradeReport, without_timings
+from attn_practice.grader.sandbox.launcher import SANDBOX_UID_BASE, Limits
 
 HERE = Path(__file__).resolve().parent
 SUBMISSIONS = HERE / "submissions"
@@ -161,7 +161,7 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
     while True:
         procs = _processes()
         others = {p for p, (_, _, cmd) in procs.items()
-                  if b"attn_practice.grader.sandbox\x00zygote" in cmd and p != zygote}
+                  if b"attn_practice.grader.sandbox.server\x00zygote" in cmd and p != zygote}
 
         def chain(pid: int, procs: dict[int, tuple[int, int, bytes]] = procs) -> set[int]:
             seen: set[int] = set()
@@ -384,7 +384,7 @@ _RUNNER = textwrap.dedent('''
     from pathlib import Path
     sys.path.insert(0, os.environ["ATTACK_TESTS"])
     import test_attacks as T
-    from attn_practice.grader.engine import Engine
+    from attn_practice.grader.engine.engine import Engine
     out = {"uid": os.getuid()}
     with Engine(T.OPTIONS) as e:
         out["jail"] = e.launcher.info()
@@ -442,7 +442,7 @@ def test_attacks_as_unprivileged_user() -> None:
         os.chmod(home, 0o777)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
                "ATTACK_TESTS": str(HERE), "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp"}
-        probe = subprocess.run([*cmd, sys.executable, "-c", "import attn_practice.grader.engine"], env=env,
+        probe = subprocess.run([*cmd, sys.executable, "-c", "import attn_practice.grader.engine.engine"], env=env,
                                cwd=str(home), capture_output=True, text=True, timeout=120,
                                stdin=subprocess.DEVNULL)
         if probe.returncode != 0:

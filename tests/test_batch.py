@@ -113,7 +113,7 @@ class _DeadPool:
 
 
 def test_workers_that_cannot_start_fall_back_to_grading_here(tmp_path, monkeypatch):
-    from attn_practice.grader import batch
+    from attn_practice.grader.staff import batch
 
     monkeypatch.setattr(batch, "ProcessPoolExecutor", _DeadPool)
     subs = [make_submission(tmp_path / f"s{i}", steps=["step1_scores"]) for i in range(3)]
@@ -126,7 +126,7 @@ def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(t
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from attn_practice.grader import batch
+    from attn_practice.grader.staff import batch
 
     class KillerPool(_DeadPool):
         def submit(self, fn, *args):

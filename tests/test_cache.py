@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from attn_practice import __version__
-from attn_practice.grader import cache as cache_mod
-from attn_practice.grader.cache import ResultsCache, grader_fingerprint
 from attn_practice.grader.course import default_course, load_course
 from attn_practice.grader.results import Diagnosis, GradeReport, Status, StepResult
+from attn_practice.grader.staff import cache as cache_mod
+from attn_practice.grader.staff.cache import ResultsCache, grader_fingerprint
 
 KW = {"grader_version": "0.1.0+abc", "course_fingerprint": "default"}
 

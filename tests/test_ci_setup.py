@@ -15,8 +15,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from attn_practice.grader import ci_setup
-from attn_practice.grader.ci_commands import ci
+from attn_practice.grader.commands.ci import ci
+from attn_practice.grader.staff import ci_setup
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ODD_PACKAGE = "attn-practice @ git+https://example.org/x/attn-practice.git@v1#egg=attn-practice"

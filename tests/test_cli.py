@@ -21,10 +21,10 @@ from conftest import (
 from rich.console import Console
 
 from attn_practice.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, cli
-from attn_practice.grader.reports.learner import render_check
 from attn_practice.grader.reports.terminal import render_step
 from attn_practice.grader.results import Failure, GradeReport, Status, StepResult
 from attn_practice.grader.results import TestResult as Outcome
+from attn_practice.grader.teaching.screens import render_check
 
 LEARNER_COMMANDS = ["start", "check", "hint", "status", "reset", "show", "solution"]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -70,12 +70,12 @@ def test_step_names_are_accepted_in_every_form(tmp_path, name):
 
 
 def test_internal_errors_exit_3_without_a_traceback(module_workspace, monkeypatch):
-    from attn_practice.grader import reports
+    from attn_practice.grader.teaching import screens
 
     def boom(*a, **k):
         raise RuntimeError("something broke")
 
-    monkeypatch.setattr(reports.learner, "render_status", boom)
+    monkeypatch.setattr(screens, "render_status", boom)
     res = run(["status"], module_workspace)
     assert res.exit_code == 3
     assert "internal error: RuntimeError: something broke" in joined(res.stderr)
@@ -212,7 +212,7 @@ def test_hints_stay_readable_after_a_pass(solved):
 
 def test_check_with_everything_passed(tmp_path):
     ws = make_workspace(tmp_path)
-    from attn_practice.grader.workspace import Workspace
+    from attn_practice.grader.teaching.workspace import Workspace
 
     def all_passed(state):
         for ex in load_catalog():
@@ -326,8 +326,8 @@ def test_learner_text_is_not_interpreted_as_markup():
 
 
 def test_render_check_for_a_missing_step():
-    from attn_practice.grader.practice import CheckOutcome
-    from attn_practice.grader.workspace import State
+    from attn_practice.grader.teaching.practice import CheckOutcome
+    from attn_practice.grader.teaching.workspace import State
 
     step = StepResult(id="step2", title="Scale", status=Status.MISSING, score=0, max_score=1,
                       file="step2_scale.py", function="scale_scores",
@@ -345,12 +345,12 @@ def test_the_cli_imports_optional_command_groups_only_when_used():
     import sys
 
     code = ("import sys, attn_practice.cli as c\n"
-            "lazy = ['attn_practice.grader.ci_setup', 'attn_practice.grader.teaching',\n"
-            "        'attn_practice.grader.selftest_command']\n"
+            "lazy = ['attn_practice.grader.staff.ci_setup', 'attn_practice.grader.commands.teaching',\n"
+            "        'attn_practice.grader.commands.selftest']\n"
             "assert not [m for m in lazy if m in sys.modules], 'imported too early'\n"
             "from click.testing import CliRunner\n"
             "assert CliRunner().invoke(c.cli, ['ci', '--help']).exit_code == 0\n"
-            "assert 'attn_practice.grader.ci_setup' in sys.modules\n")
+            "assert 'attn_practice.grader.staff.ci_setup' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 

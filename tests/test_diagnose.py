@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attn_practice.grader.diagnose import MAX_CALLS, PROBES, diagnose, mistake_for_id
+from attn_practice.grader.engine.diagnose import MAX_CALLS, PROBES, diagnose, mistake_for_id
 from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.attention import FUNCTIONS
 from attn_practice.reference.mistakes import (

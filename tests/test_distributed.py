@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attn_practice.grader import distributed as dist
 from attn_practice.grader.results import GradeReport, Status, StepResult
+from attn_practice.grader.staff import distributed as dist
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
@@ -41,9 +41,9 @@ def fake_engine(monkeypatch):
                           error=f'File "{path}/step1_scores.py", line 2')
         return GradeReport(submission=str(path), steps=(step,), duration=0.1)
 
-    module = types.ModuleType("attn_practice.grader.engine")
+    module = types.ModuleType("attn_practice.grader.engine.engine")
     module.grade_submission = grade_submission
-    monkeypatch.setitem(sys.modules, "attn_practice.grader.engine", module)
+    monkeypatch.setitem(sys.modules, "attn_practice.grader.engine.engine", module)
     return calls
 
 
@@ -132,7 +132,7 @@ def test_grade_on_dask_yields_every_index(tmp_path, fake_engine, in_process_clus
 def test_grade_on_local_cluster_end_to_end(tmp_path):
     """Real engine, real worker processes: the same grades as a local run."""
     pytest.importorskip("distributed")
-    engine = pytest.importorskip("attn_practice.grader.engine")
+    engine = pytest.importorskip("attn_practice.grader.engine.engine")
     if not hasattr(engine, "grade_submission"):
         pytest.skip("the engine has no grade_submission yet")
     right, wrong = tmp_path / "right", tmp_path / "wrong"

@@ -11,14 +11,14 @@ import pytest
 from conftest import assert_clean, correct_solutions, joined, make_workspace, run
 from rich.console import Console
 
-from attn_practice.grader import explore
-from attn_practice.grader.launcher import Launcher
-from attn_practice.grader.worked_example import (
+from attn_practice.grader.sandbox.launcher import Launcher
+from attn_practice.grader.teaching import explore
+from attn_practice.grader.teaching.worked_example import (
     first_divergence,
     render_worked_example,
     worked_example_rows,
 )
-from attn_practice.grader.workspace import Workspace
+from attn_practice.grader.teaching.workspace import Workspace
 
 IMPL = Path(__file__).resolve().parent / "implementations"
 NUMBER = re.compile(r"^(?:\d?\.\d+|1\.0|·)$")
@@ -264,7 +264,7 @@ def test_worked_example_stub_and_missing_file_are_not_divergences(tmp_path, laun
 # ------------------------------------------------------------------ speed note
 def _learner(launcher, folder: Path, step: str):
     from attn_practice.grader.catalog import resolve_step
-    from attn_practice.grader.launcher import Learner, Limits
+    from attn_practice.grader.sandbox.launcher import Learner, Limits
 
     ex = resolve_step(step)
     return ex, Learner(launcher, folder, step_id=ex.id, module=ex.module, function=ex.function,
@@ -278,7 +278,7 @@ def _learner(launcher, folder: Path, step: str):
     ("step4", "correct_matmul", False),
 ])
 def test_speed_note_only_for_loops(tmp_path, launcher, step, label, slow):
-    from attn_practice.grader.speed import speed_note
+    from attn_practice.grader.engine.speed import speed_note
 
     ex, learner = _learner(launcher, tmp_path, step)
     shutil.copy(IMPL / step / f"{label}.py", tmp_path / ex.file)

@@ -15,8 +15,8 @@ from rich.console import Console
 
 from attn_practice import check
 from attn_practice.grader.catalog import resolve_step
-from attn_practice.grader.notebook import NotebookResult, learner_source
 from attn_practice.grader.results import Status, StepResult
+from attn_practice.grader.teaching.notebook import NotebookResult, learner_source
 
 IMPL = Path(__file__).resolve().parent / "implementations"
 CALLS = 0  # a function that runs in this process would change it

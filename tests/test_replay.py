@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from test_grade import make_submission
 
-from attn_practice.grader import replay
-from attn_practice.grader.engine import Engine, RunOptions
+from attn_practice.grader.engine import replay
+from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.results import Failure, without_timings
 from attn_practice.grader.suites.assertions import StepFailure
 
@@ -106,7 +106,7 @@ def test_grade_mode_needs_no_hypothesis_run_and_is_stable(tmp_path, cache, monke
 
 
 def test_plain_and_replayed_tests_batch_their_calls(tmp_path, cache, monkeypatch):
-    from attn_practice.grader import launcher
+    from attn_practice.grader.sandbox import launcher
 
     sub = make_submission(tmp_path / "ok", steps=["step1_scores"])
     replay.warm(RunOptions().max_examples, step_ids=["step1"])

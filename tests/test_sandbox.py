@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import attn_practice
-from attn_practice.grader import protocol
-from attn_practice.grader.launcher import (
+from attn_practice.grader.sandbox import protocol
+from attn_practice.grader.sandbox.launcher import (
     SANDBOX_UID_BASE,
     Budget,
     Launcher,
@@ -324,7 +324,7 @@ out["thread"] = "ok"
 
 def test_readable_paths_nest(tmp_path: Path) -> None:
     """Only needed paths are readable; hidden ones inside them switch reading off again."""
-    from attn_practice.grader.sandbox import _readable_everything_but
+    from attn_practice.grader.sandbox.server import _readable_everything_but
 
     root = tmp_path.resolve()
     for p in ("home/u/.ssh", "home/u/repo/.venv/site/attn_practice/reference", "home/u/repo/.venv/site/numpy",
@@ -547,7 +547,7 @@ def test_copy_skips_fifos_links_and_outsiders(tmp_path: Path) -> None:
 
 def test_fifo_step_file_is_an_error_not_a_hang(tmp_path: Path) -> None:
     from attn_practice.grader.catalog import load_catalog
-    from attn_practice.grader.engine import Engine, RunOptions
+    from attn_practice.grader.engine.engine import Engine, RunOptions
 
     os.mkfifo(tmp_path / "step1_scores.py")
     step1 = [e for e in load_catalog() if e.id == "step1"]

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from attn_practice.cli import cli
 from attn_practice.grader.catalog import load_catalog
-from attn_practice.grader.selftest import cases_for
+from attn_practice.grader.staff.selftest import cases_for
 
 
 def test_every_step_has_mistakes_and_variants_to_check():

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attn_practice.grader.catalog import resolve_step
-from attn_practice.grader.engine import Engine, RunOptions
+from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.suites import strategies as S
 from attn_practice.reference import attention as R
 

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from attn_practice.grader.catalog import Exercise, resolve_step
-from attn_practice.grader.engine import SUITES_DIR, Engine, RunOptions
+from attn_practice.grader.engine.engine import Engine, RunOptions
+from attn_practice.grader.paths import SUITES_DIR
 from attn_practice.grader.results import Status, StepResult
 from attn_practice.reference import attention as reference
 

@@ -15,10 +15,16 @@ from conftest import correct_solutions, joined, make_workspace, run
 from rich.console import Console
 
 from attn_practice.grader.catalog import load_catalog, resolve_step
-from attn_practice.grader.practice import CheckOutcome, first_unpassed, record
 from attn_practice.grader.results import GradeReport, Status, StepResult
-from attn_practice.grader.watch import FilePoller, LineKeys, TtyKeys, WatchLoop, open_key_source
-from attn_practice.grader.workspace import Workspace
+from attn_practice.grader.teaching.practice import CheckOutcome, first_unpassed, record
+from attn_practice.grader.teaching.watch import (
+    FilePoller,
+    LineKeys,
+    TtyKeys,
+    WatchLoop,
+    open_key_source,
+)
+from attn_practice.grader.teaching.workspace import Workspace
 
 
 class FakeKeys:

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import assert_clean, joined, load_catalog, run
 
-from attn_practice.grader import workspace as wsmod
-from attn_practice.grader.workspace import (
+from attn_practice.grader.teaching import workspace as wsmod
+from attn_practice.grader.teaching.workspace import (
     STATE_FILE,
     State,
     Workspace,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..results import GradeReport
+    from attn_practice.grader.results import GradeReport
 
 Renderer = Callable[["Sequence[GradeReport]"], str]
 

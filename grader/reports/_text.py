@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..results import Failure, Status, StepResult, TestResult
+from attn_practice.grader.results import Failure, Status, StepResult, TestResult
 
 #: Default bound for learner output shown per step (characters).
 OUTPUT_LIMIT = 4000

@@ -12,8 +12,8 @@ import csv
 import io
 from collections.abc import Sequence
 
-from ..results import GradeReport
-from ._text import clean, num, step_sort_key
+from attn_practice.grader.reports._text import clean, num, step_sort_key
+from attn_practice.grader.results import GradeReport
 
 FIXED_HEAD = ["submission", "score", "max_score"]
 FIXED_TAIL = ["status", "diagnoses", "duration_s"]

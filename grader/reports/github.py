@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from ..results import GradeReport, Status, StepResult
-from ._text import bound, clean, fence, num, step_headline, step_problem
-from .junit import step_file
+from attn_practice.grader.reports._text import bound, clean, fence, num, step_headline, step_problem
+from attn_practice.grader.reports.junit import step_file
+from attn_practice.grader.results import GradeReport, Status, StepResult
 
 MESSAGE_LIMIT = 1000
 #: Beyond this many equal shares, fall back to one test per step.

@@ -14,9 +14,18 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..atomic import write_atomic as _write_atomic
-from ..results import GradeReport, Status, StepResult
-from ._text import OUTPUT_LIMIT, bound, clean, diagnosis_text, fence, num, step_number, step_problem
+from attn_practice.grader.atomic import write_atomic as _write_atomic
+from attn_practice.grader.reports._text import (
+    OUTPUT_LIMIT,
+    bound,
+    clean,
+    diagnosis_text,
+    fence,
+    num,
+    step_number,
+    step_problem,
+)
+from attn_practice.grader.results import GradeReport, Status, StepResult
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 OUTPUT_FORMATS = ("md", "text")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..results import GradeReport
+from attn_practice.grader.results import GradeReport
 
 
 def render(reports: Sequence[GradeReport]) -> str:

@@ -14,8 +14,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..results import GradeReport, Status, StepResult, TestResult
-from ._text import bound, diagnosis_text, test_text, xml_safe
+from attn_practice.grader.reports._text import bound, diagnosis_text, test_text, xml_safe
+from attn_practice.grader.results import GradeReport, Status, StepResult, TestResult
 
 #: Bounds per element, in characters.
 MESSAGE_LIMIT = 500

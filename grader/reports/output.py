@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..results import GradeReport
+from attn_practice.grader.results import GradeReport
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,17 +19,17 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
             from rich.console import Console as _Console
 
             with open(out, "w", encoding="utf-8") as f:
-                from .terminal import render_reports
+                from attn_practice.grader.reports.terminal import render_reports
 
                 render_reports(_Console(file=f, width=100, no_color=True), reports, verbose=verbose)
             return
-        from .terminal import render_reports
+        from attn_practice.grader.reports.terminal import render_reports
 
         render_reports(console, reports, verbose=verbose)
         return
     text = render(reports, fmt)
     if out is not None:
-        from ..atomic import write_atomic
+        from attn_practice.grader.atomic import write_atomic
 
         write_atomic(Path(out), text if text.endswith("\n") else text + "\n")
     else:
@@ -40,7 +40,7 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
 
 def render(reports: Sequence[GradeReport], fmt: str) -> str:
     try:
-        from . import FORMATS
+        from attn_practice.grader.reports import FORMATS
     except ImportError:
         FORMATS = {}
     if fmt in FORMATS:

@@ -21,8 +21,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from ..results import Failure, GradeReport, Status, StepResult, TestResult
-from ._text import clean
+from attn_practice.grader.reports._text import clean
+from attn_practice.grader.results import Failure, GradeReport, Status, StepResult, TestResult
 
 ICONS = {
     Status.PASSED: ("✓", "green"),

@@ -17,9 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ..catalog import Exercise, Tolerance
-from ..launcher import Learner, LearnerError, describe_inputs, format_array, repro_line
-from ..results import CarriesFailure, Failure
+from attn_practice.grader.catalog import Exercise, Tolerance
+from attn_practice.grader.results import CarriesFailure, Failure
+from attn_practice.grader.sandbox.launcher import (
+    Learner,
+    LearnerError,
+    describe_inputs,
+    format_array,
+    repro_line,
+)
 
 
 class StepFailure(CarriesFailure, AssertionError):

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..reference import attention as reference
-from .catalog import Exercise
-from .launcher import Learner, LearnerError
+from attn_practice.grader.catalog import Exercise
+from attn_practice.grader.sandbox.launcher import Learner, LearnerError
+from attn_practice.reference import attention as reference
 
 #: the note is given when the learner's code is this many times slower than the reference ...
 SLOW_RATIO = 50.0

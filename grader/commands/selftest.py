@@ -26,9 +26,9 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
     from rich.console import Console
     from rich.table import Table
 
-    from .catalog import UnknownStep, resolve_step
-    from .course import CourseError, load_course
-    from .selftest import run_selftest, selftest_ok
+    from attn_practice.grader.catalog import UnknownStep, resolve_step
+    from attn_practice.grader.course import CourseError, load_course
+    from attn_practice.grader.staff.selftest import run_selftest, selftest_ok
 
     try:
         course_obj = load_course(course) if course else None

@@ -16,7 +16,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import write_atomic
+from attn_practice.grader.atomic import write_atomic
 
 DEFAULT_PACKAGE = "attn-practice"
 PYTHON_VERSION = "3.11"

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
-from ..reference import attention as reference
+from attn_practice.reference import attention as reference
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from .launcher import Launcher
-    from .workspace import Workspace
+    from attn_practice.grader.sandbox.launcher import Launcher
+    from attn_practice.grader.teaching.workspace import Workspace
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
 BAR_WIDTH = 40
@@ -142,7 +142,7 @@ def sentence_heatmap(*, causal: bool = False, workspace: Workspace | None | bool
 
 
 def _passed_workspace(workspace: Workspace | None | bool, steps: Sequence[str]) -> Workspace | None:
-    from .workspace import NotInWorkspace, Workspace, find_workspace
+    from attn_practice.grader.teaching.workspace import NotInWorkspace, Workspace, find_workspace
 
     if workspace is False:
         return None
@@ -162,8 +162,8 @@ def _passed_workspace(workspace: Workspace | None | bool, steps: Sequence[str]) 
 
 def _learner_weights(ws: Workspace, step: str, args: tuple[Any, ...],
                      launcher: Launcher | None) -> tuple[np.ndarray | None, str]:
-    from .catalog import resolve_step
-    from .launcher import Launcher, Learner, LearnerError, Limits
+    from attn_practice.grader.catalog import resolve_step
+    from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits
 
     ex = resolve_step(step)
     own = launcher is None

@@ -1,6 +1,6 @@
 """The learner side: a fork server ("zygote") and the sandboxes it forks.
 
-Runs as `python -s -P -m attn_practice.grader.sandbox zygote FD ROOT` with an
+Runs as `python -s -P -m attn_practice.grader.sandbox.server zygote FD ROOT` with an
 environment the launcher builds from scratch. The zygote imports NumPy once,
 then for each request forks a child that locks itself down and imports ONE
 learner module from a fresh copy of the submission, answering calls on a
@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from . import protocol
+from attn_practice.grader.sandbox import protocol
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWIPC = 0x08000000
@@ -409,8 +409,10 @@ def _seccomp_works(libc: Any) -> bool:
 
 
 def _package_root() -> str:
-    """The directory of the installed `attn_practice` package (this file's grandparent)."""
-    return os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    """The directory of the installed `attn_practice` package."""
+    from attn_practice.grader.paths import PACKAGE_ROOT
+
+    return str(PACKAGE_ROOT)
 
 
 #: System directories learner code may read (shared libraries, ld.so's cache, locale
@@ -1307,7 +1309,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(argv) in (2, 3) and argv[0] == "zygote":
         zygote(int(argv[1]), argv[2] if len(argv) == 3 else "")
     else:
-        sys.stderr.write("usage: python -s -m attn_practice.grader.sandbox zygote FD [ROOT]\n")
+        sys.stderr.write("usage: python -s -m attn_practice.grader.sandbox.server zygote FD [ROOT]\n")
         sys.exit(2)
 
 

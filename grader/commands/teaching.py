@@ -13,17 +13,14 @@ from typing import NoReturn
 
 import click
 
+from attn_practice.grader.commands.common import EXIT_USAGE, Problem, console
+
 
 def _usage_error(message: str) -> NoReturn:
-    from ..cli import EXIT_USAGE, Problem
-
     raise Problem(message, code=EXIT_USAGE)
 
 
-def _console():  # noqa: ANN202 - rich is imported lazily
-    from ..cli import console
-
-    return console()
+_console = console
 
 
 # ------------------------------------------------------------------ selftest
@@ -62,7 +59,7 @@ def sentence(token: str | None, causal: bool) -> int:
       attn-practice explore sentence --row it
       attn-practice explore sentence --causal --row it
     """
-    from .explore import (
+    from attn_practice.grader.teaching.explore import (
         InputError,
         find_token,
         load_sentence,
@@ -104,7 +101,12 @@ def example(q: str | None, keys: str | None, values: str | None, file: Path | No
       attn-practice explore example --q 1,1 --keys "1,0;0,1" --values "1,2;3,4"
       attn-practice explore example --file example.yaml
     """
-    from .explore import InputError, build_example, example_steps, render_example
+    from attn_practice.grader.teaching.explore import (
+        InputError,
+        build_example,
+        example_steps,
+        render_example,
+    )
 
     try:
         ex = build_example(q, keys, values, file)
@@ -123,7 +125,7 @@ def scale(seed: int) -> int:
     Example:
       attn-practice explore scale --seed 1
     """
-    from .explore import render_scale, scale_experiment
+    from attn_practice.grader.teaching.explore import render_scale, scale_experiment
 
     render_scale(_console(), scale_experiment(seed=seed), seed=seed)
     return 0
@@ -145,8 +147,9 @@ def watch(step: str | None, interval: float) -> int:
       attn-practice watch
       attn-practice watch step3
     """
-    from ..cli import _step, _workspace
-    from .watch import WatchLoop, open_key_source
+    from attn_practice.grader.commands.common import step as _step
+    from attn_practice.grader.commands.common import workspace as _workspace
+    from attn_practice.grader.teaching.watch import WatchLoop, open_key_source
 
     ws = _workspace()
     start = _step(step) if step else None

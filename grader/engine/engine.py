@@ -21,10 +21,19 @@ from typing import Any
 
 import pytest
 
-from .. import __version__
-from ..reference import attention as reference
-from .catalog import Exercise, core_steps, load_catalog
-from .launcher import (
+from attn_practice import __version__
+from attn_practice.grader.catalog import Exercise, core_steps, load_catalog
+from attn_practice.grader.engine.replay import ExampleReplay, store_path
+from attn_practice.grader.paths import SUITE_INI, SUITES_DIR
+from attn_practice.grader.results import (
+    Diagnosis,
+    Failure,
+    GradeReport,
+    Status,
+    StepResult,
+    TestResult,
+)
+from attn_practice.grader.sandbox.launcher import (
     Budget,
     Launcher,
     Learner,
@@ -34,12 +43,9 @@ from .launcher import (
     close_learners,
     read_regular_file,
 )
-from .replay import ExampleReplay, store_path
-from .results import Diagnosis, Failure, GradeReport, Status, StepResult, TestResult
-from .suites.assertions import StepContext, StepFailure
+from attn_practice.grader.suites.assertions import StepContext, StepFailure
+from attn_practice.reference import attention as reference
 
-SUITES_DIR = Path(__file__).parent / "suites"
-SUITE_INI = SUITES_DIR / "pytest.ini"
 MAX_FAILING_INPUTS = 6
 MAX_STEP_FILE_BYTES = 1024 * 1024
 
@@ -189,7 +195,7 @@ class Engine:
             diagnoses = tuple(_diagnose(ex, ctx))
         notes = list(learner.notes.values())
         if status is Status.PASSED and self.options.speed_notes:
-            from .speed import speed_note
+            from attn_practice.grader.engine.speed import speed_note
 
             try:
                 note = speed_note(learner, ex)
@@ -315,7 +321,7 @@ def _reference_shims(ex: Exercise) -> dict[str, str]:
 
 def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
     try:
-        from .diagnose import diagnose
+        from attn_practice.grader.engine.diagnose import diagnose
     except ImportError:
         return []
     try:

@@ -23,9 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from .atomic import write_atomic
-from .results import GradeReport, Status
+from attn_practice import __version__
+from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.paths import PACKAGE_ROOT
+from attn_practice.grader.results import GradeReport, Status
 
 CACHE_FORMAT = 1
 #: Files larger than this count by their size plus a hash of their first MiB.
@@ -94,7 +95,7 @@ def grader_fingerprint() -> str:
     the sources means a cache never serves a report the current grader would not
     produce. Computed once per process (the files do not change under it).
     """
-    package = Path(__file__).resolve().parent.parent
+    package = PACKAGE_ROOT
     h = hashlib.sha256()
     _frame(h, __version__)
     for sub in ("grader", "reference", "exercises"):

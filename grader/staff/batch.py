@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from .catalog import resolve_step
-from .course import Course, default_course
-from .engine import Engine, RunOptions, default_steps
-from .results import GradeReport
+from attn_practice import __version__
+from attn_practice.grader.catalog import resolve_step
+from attn_practice.grader.course import Course, default_course
+from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
+from attn_practice.grader.results import GradeReport
 
 
 @dataclass
@@ -111,7 +111,7 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
         return
     step_ids = {i: step_ids_for(course, paths[i]) for i in todo}
     if request.dask_address:
-        from .distributed import grade_on_dask
+        from attn_practice.grader.staff.distributed import grade_on_dask
 
         for i, report in grade_on_dask([paths[i] for i in todo], request.dask_address,
                                        step_ids=[step_ids[i] for i in todo], options=options,
@@ -122,7 +122,7 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     if len(todo) > 1 and options.persist_examples:
         # Record the suites' examples once (against the reference) so that every
         # worker starts by replaying them instead of each running Hypothesis.
-        from .replay import warm
+        from attn_practice.grader.engine.replay import warm
 
         try:
             warm(options.max_examples)
@@ -215,7 +215,7 @@ def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo:
 def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tuple[Any, list[str | None]]:
     if not request.use_cache:
         return None, [None] * len(paths)
-    from .cache import ResultsCache, grader_fingerprint
+    from attn_practice.grader.staff.cache import ResultsCache, grader_fingerprint
 
     cache = ResultsCache(request.cache_dir) if request.cache_dir else ResultsCache()
     fingerprint = course.fingerprint or "default"

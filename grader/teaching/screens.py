@@ -21,13 +21,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..catalog import Exercise, load_catalog
-from ..results import Status, StepResult
-from .terminal import hanging, indented, render_step
+from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.reports.terminal import hanging, indented, render_step
+from attn_practice.grader.results import Status, StepResult
 
 if TYPE_CHECKING:
-    from ..practice import CheckOutcome
-    from ..workspace import StartResult, State, Workspace
+    from attn_practice.grader.teaching.practice import CheckOutcome
+    from attn_practice.grader.teaching.workspace import StartResult, State, Workspace
 
 STATE_STYLE = {"passed": "green", "failed": "red", "not started": "dim"}
 STATE_ICON = {"passed": "✓", "failed": "✗", "not started": "·"}
@@ -184,7 +184,10 @@ def _other_step_in_traceback(step: StepResult) -> Exercise | None:
 def _worked_example(console: Console, outcome: CheckOutcome) -> None:
     """The lesson's worked example through the learner's own code (when that module exists)."""
     try:
-        from ..worked_example import render_check_worked_example, worked_example_steps
+        from attn_practice.grader.teaching.worked_example import (
+            render_check_worked_example,
+            worked_example_steps,
+        )
     except ImportError:
         return
     try:
@@ -206,7 +209,7 @@ def _worked_example(console: Console, outcome: CheckOutcome) -> None:
 
 def _has_command(name: str) -> bool:
     try:
-        from ...cli import cli
+        from attn_practice.cli import cli
     except ImportError:
         return False
     return name in getattr(cli, "commands", {})
@@ -278,7 +281,7 @@ def render_solution(console: Console, ex: Exercise) -> None:
     from rich.markdown import Markdown
     from rich.syntax import Syntax
 
-    from ...reference import attention
+    from attn_practice.reference import attention
 
     fn = attention.FUNCTIONS[ex.function]
     console.print(Panel(Syntax(inspect.getsource(fn), "python", theme="ansi_dark", word_wrap=True),

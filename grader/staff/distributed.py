@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import __version__
-from .results import GradeReport
+from attn_practice import __version__
+from attn_practice.grader.results import GradeReport
 
 #: Bounds on what one submission may ship to a worker. Generous next to the
 #: engine's own 1 MiB cap on a step file, so an oversized step file still
@@ -92,11 +92,13 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
     the engine takes (ids travel better than Exercise objects); other keyword
     arguments (e.g. `options=`) go to `grade_submission` unchanged.
     """
-    from .engine import grade_submission  # lazily: the worker imports the engine
+    from attn_practice.grader.engine.engine import (
+        grade_submission,  # lazily: the worker imports the engine
+    )
 
     name = str(payload["name"])
     if payload.get("step_ids") is not None:
-        from .catalog import resolve_step
+        from attn_practice.grader.catalog import resolve_step
 
         grade_kwargs["steps"] = [resolve_step(s) for s in payload["step_ids"]]
     with tempfile.TemporaryDirectory(prefix="attn-practice-") as tmp:

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from . import prestart, protocol
-from .results import CarriesFailure, Failure
+from attn_practice.grader.results import CarriesFailure, Failure
+from attn_practice.grader.sandbox import prestart, protocol
 
 GiB = 1024**3
 #: The uid range used for sandboxes when the grader runs as root.

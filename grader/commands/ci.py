@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import ci_setup
+from attn_practice.grader.staff import ci_setup
 
 ci = click.Group(
     name="ci",

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..reference import attention as reference
-from .catalog import Exercise, resolve_step
-from .launcher import Launcher, Learner, LearnerError, Limits
+from attn_practice.grader.catalog import Exercise, resolve_step
+from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits
+from attn_practice.reference import attention as reference
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .practice import CheckOutcome
+    from attn_practice.grader.teaching.practice import CheckOutcome
 
 Q = np.array([[1.0, 0.0, 1.0, 0.0]])
 K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
@@ -249,7 +249,7 @@ def worked_example_steps(outcome: CheckOutcome) -> list[str]:
 
     Empty when every checked step of 1-5 passed or was missing (nothing to compare).
     """
-    from .results import Status
+    from attn_practice.grader.results import Status
 
     failed = [s for s in outcome.report.steps
               if s.id in STEPS and s.status not in (Status.PASSED, Status.MISSING)]

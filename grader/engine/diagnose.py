@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from ..reference.attention import FUNCTIONS
-from ..reference.mistakes import MISTAKES, STEP_FUNCTIONS, mistakes_for
-from .results import Diagnosis
+from attn_practice.grader.results import Diagnosis
+from attn_practice.reference.attention import FUNCTIONS
+from attn_practice.reference.mistakes import MISTAKES, STEP_FUNCTIONS, mistakes_for
 
 #: At most this many learner calls per diagnosis (each is a sandbox round trip).
 MAX_CALLS = 40

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from .. import __version__
-from .atomic import write_atomic
-from .catalog import Exercise, load_catalog
+from attn_practice import __version__
+from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.catalog import Exercise, load_catalog
 
 STATE_FILE = "attn-practice.yaml"
 BACKUP_DIR = "backups"

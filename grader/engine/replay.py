@@ -14,7 +14,7 @@ smallest failing recorded example is reported instead, just as deterministic.
 Tests without Hypothesis go through here too: each test's calls are learned
 by one dry run per engine and sent to the sandbox in a single round trip.
 
-Run `python -m attn_practice.grader.replay` to fill the store ahead of time
+Run `python -m attn_practice.grader.engine.replay` to fill the store ahead of time
 (batch grading does so itself before starting its workers).
 """
 
@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .atomic import write_atomic
-from .launcher import LearnerError, PackedCalls, pack_calls
-from .suites.assertions import StepContext, StepFailure
+from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.paths import SUITES_DIR
+from attn_practice.grader.sandbox.launcher import LearnerError, PackedCalls, pack_calls
+from attn_practice.grader.suites.assertions import StepContext, StepFailure
 
-SUITES_DIR = Path(__file__).parent / "suites"
 FORMAT = 1
 
 
@@ -44,7 +44,7 @@ def store_path() -> Path:
     """Where recordings for *this* grader, Hypothesis and NumPy live."""
     import hypothesis
 
-    from .cache import default_directory, grader_fingerprint
+    from attn_practice.grader.staff.cache import default_directory, grader_fingerprint
 
     key = hashlib.sha256(
         f"{FORMAT}|{grader_fingerprint()}|{hypothesis.__version__}|{np.__version__}".encode()
@@ -327,9 +327,9 @@ def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------- warming
 def warm(max_examples: int | None = None, step_ids: Sequence[str] | None = None) -> Path | None:
     """Record every hidden suite's examples against the reference and store them."""
-    from ..reference import attention
-    from .catalog import load_catalog
-    from .engine import RunOptions, _configure_hypothesis, run_suites
+    from attn_practice.grader.catalog import load_catalog
+    from attn_practice.grader.engine.engine import RunOptions, _configure_hypothesis, run_suites
+    from attn_practice.reference import attention
 
     n = max_examples or RunOptions().max_examples
     replay = ExampleReplay(store_path())

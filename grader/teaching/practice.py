@@ -6,11 +6,11 @@ import datetime as _dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from .catalog import Exercise, load_catalog
-from .engine import Engine, RunOptions
-from .launcher import Launcher
-from .results import GradeReport
-from .workspace import STATE_FILE, State, Workspace
+from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.engine.engine import Engine, RunOptions
+from attn_practice.grader.results import GradeReport
+from attn_practice.grader.sandbox.launcher import Launcher
+from attn_practice.grader.teaching.workspace import STATE_FILE, State, Workspace
 
 
 @dataclass

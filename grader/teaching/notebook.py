@@ -19,8 +19,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .catalog import Exercise, resolve_step
-from .results import Status, StepResult
+from attn_practice.grader.catalog import Exercise, resolve_step
+from attn_practice.grader.results import Status, StepResult
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -278,7 +278,7 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
     data = learner_file.source.encode("utf-8")
     files = {ex.file: data}
 
-    from .engine import Engine, RunOptions
+    from attn_practice.grader.engine.engine import Engine, RunOptions
 
     run = {k: options[k] for k in ("max_examples", "reference_steps") if k in options}
     run.setdefault("speed_notes", True)
@@ -310,10 +310,14 @@ def _with_note(result: StepResult, note: str) -> StepResult:
 
 def _render(console: Console, result: StepResult, ex: Exercise, engine: Any, files: dict[str, bytes],
             tmp: str, options: dict[str, Any]) -> None:
-    from .reports.terminal import render_step
+    from attn_practice.grader.reports.terminal import render_step
 
     render_step(console, result, verbose=bool(options.get("verbose", False)))
-    from .worked_example import STEPS, render_worked_example, worked_example_rows
+    from attn_practice.grader.teaching.worked_example import (
+        STEPS,
+        render_worked_example,
+        worked_example_rows,
+    )
 
     if options.get("worked_example", True) and ex.id in STEPS and \
             result.status not in (Status.PASSED, Status.MISSING):
@@ -330,8 +334,8 @@ def _render(console: Console, result: StepResult, ex: Exercise, engine: Any, fil
 
 
 def _reference_shims(ex: Exercise) -> dict[str, str]:
-    from ..reference import attention as reference
-    from .catalog import load_catalog
+    from attn_practice.grader.catalog import load_catalog
+    from attn_practice.reference import attention as reference
 
     source = "import numpy as np\n\n" + inspect.getsource(reference)
     return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}

@@ -13,13 +13,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..reference import attention
-from ..reference.mistakes import learner_source, mistakes_for
-from ..reference.variants import variant_source, variants_for
-from .batch import _grade_one, options_for, worker_pool
-from .catalog import Exercise, load_catalog
-from .course import Course, default_course
-from .results import GradeReport
+from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.course import Course, default_course
+from attn_practice.grader.results import GradeReport
+from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
+from attn_practice.reference import attention
+from attn_practice.reference.mistakes import learner_source, mistakes_for
+from attn_practice.reference.variants import variant_source, variants_for
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .catalog import Exercise, load_catalog
+from attn_practice.grader.catalog import Exercise, load_catalog
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .engine import Engine
-    from .practice import CheckOutcome
-    from .workspace import State, Workspace
+    from attn_practice.grader.engine.engine import Engine
+    from attn_practice.grader.teaching.practice import CheckOutcome
+    from attn_practice.grader.teaching.workspace import State, Workspace
 
 Snapshot = dict[str, "tuple[int, int] | None"]
 Checker = Callable[["Workspace", Sequence[Exercise], "State"], "CheckOutcome"]
@@ -167,8 +167,8 @@ class WarmChecker:
         self.engine: Engine | None = None
 
     def __call__(self, ws: Workspace, steps: Sequence[Exercise], state: State) -> CheckOutcome:
-        from .engine import Engine
-        from .practice import check_options, run_check
+        from attn_practice.grader.engine.engine import Engine
+        from attn_practice.grader.teaching.practice import check_options, run_check
 
         if self.engine is None:
             self.engine = Engine(check_options(state, steps))
@@ -302,7 +302,7 @@ class WatchLoop:
         """Check the current step, redraw the screen; on a pass, move on to the next step."""
         from rich.rule import Rule
 
-        from .reports.learner import render_check
+        from attn_practice.grader.teaching.screens import render_check
 
         ex = self.current
         if ex is None:
@@ -335,7 +335,7 @@ class WatchLoop:
         return outcome
 
     def hint(self) -> None:
-        from .reports.learner import render_hints
+        from attn_practice.grader.teaching.screens import render_hints
 
         ex = self.current
         if ex is None:
@@ -360,7 +360,7 @@ class WatchLoop:
         self.check("skip")
 
     def show_list(self) -> None:
-        from .reports.learner import render_status
+        from attn_practice.grader.teaching.screens import render_status
 
         state = self.ws.load_state(self.catalog)
         render_status(self.console, self.ws, self.catalog, state)

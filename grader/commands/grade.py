@@ -1,0 +1,77 @@
+"""`attn-practice grade`: grade submissions for course staff and CI."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from attn_practice.grader.commands.common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    Problem,
+    console,
+    exit_with,
+)
+
+# ------------------------------------------------------------------ grade
+FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv"]
+
+
+@click.command()
+@click.argument("submissions", nargs=-1, required=True,
+                type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES),
+              help="Report format (default: rich on a terminal, json otherwise).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE.")
+@click.option("--course", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="A course file (YAML): steps, points, time limits, examples, extra suites.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), help="Submissions graded at once "
+              "(default: the CPU count).")
+@click.option("--no-cache", is_flag=True, help="Re-grade even if a cached result exists.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where cached results live.")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
+@click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
+def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
+          jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
+          verbose: bool) -> int:
+    """Grade one or more SUBMISSION folders (for course staff and CI).
+
+    Learner code runs sandboxed; the same submission always gets the same grade.
+
+    \b
+    Examples:
+      attn-practice grade student1/
+      attn-practice grade subs/* --format csv --out grades.csv
+      attn-practice grade . --format gradescope --out /autograder/results/results.json
+    """
+    from attn_practice.grader.course import CourseError, load_course
+    from attn_practice.grader.staff.batch import GradeRequest, run_grading
+
+    try:
+        course_obj = load_course(course) if course else None
+    except CourseError as exc:
+        raise Problem(str(exc)) from None
+    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
+    request = GradeRequest(
+        submissions=[Path(s) for s in submissions],
+        labels=[str(s) for s in submissions],
+        course=course_obj,
+        jobs=jobs,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        dask_address=dask_address,
+        progress=fmt != "rich" and sys.stderr.isatty() and len(submissions) > 1 or
+        (fmt == "rich" and len(submissions) > 1),
+    )
+    try:
+        reports = run_grading(request)
+    except RuntimeError as exc:
+        raise Problem(str(exc)) from None
+    from attn_practice.grader.reports.output import emit
+
+    emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)

@@ -1,0 +1,9 @@
+"""The engine: hidden suites run in this trusted process against sandboxed learners.
+
+`engine` grades one submission (validate files, start sandboxes, run pytest with
+the suite plugin, collect a `GradeReport`); `replay` records and replays
+derandomised examples; `diagnose` names the catalogued mistake behind a failing
+step; `speed` notes slow passing code. It imports `sandbox/`, `suites/`,
+`reference/` and the shared top-level modules; never `reports/`, `teaching/`,
+`staff/`, `commands/` or the CLI.
+"""
