@@ -16,7 +16,7 @@ from attn_practice.grader.commands.common import (
 )
 
 # ------------------------------------------------------------------ grade
-FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv"]
+FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
 
 
 @click.command()
@@ -71,6 +71,11 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         reports = run_grading(request)
     except RuntimeError as exc:
         raise Problem(str(exc)) from None
+    if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
+        from attn_practice.grader.commands.report import grade_html
+
+        grade_html(reports, out)
+        exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
     from attn_practice.grader.reports.output import emit
 
     emit(reports, fmt, out=out, console=console(), verbose=verbose)

@@ -1,0 +1,107 @@
+"""`attn-practice report`: the class page from saved grade JSON (CONTRACT §6).
+
+Also the one place `grade --format html` comes to: one submission gets the
+learner's own page, several the class page. Aggregation lives in
+`grader.staff.class_report`, the HTML in `grader.reports.html*`; this module
+only reads arguments, calls them and writes the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from attn_practice.grader.commands.common import EXIT_PASSED, Problem, exit_with, warn
+
+if TYPE_CHECKING:
+    from attn_practice.grader.results import GradeReport
+
+REPORT_FORMATS = ["html", "json", "csv"]
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write to FILE (html: required on a terminal).")
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="html",
+              show_default=True, help="html: the class page; json: the aggregates; "
+              "csv: the misconception table.")
+@click.option("--title", default="", help="Page title (default: 'Class report: N submissions').")
+def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str) -> None:
+    """What the class got wrong, from the JSON that `grade --format json` wrote.
+
+    Reads one or more RESULTS files (each one report object or an array of
+    them) and never re-grades. All reports must come from one course.
+
+    \b
+    Examples:
+      attn-practice grade subs/* --format json --out results.json
+      attn-practice report results.json --out class.html
+      attn-practice report section-*.json --format csv --out mistakes.csv
+    """
+    from attn_practice.grader.staff.class_report import ClassReportError, load_members
+
+    try:
+        members, warnings = load_members(list(results))
+    except ClassReportError as exc:
+        raise Problem(str(exc)) from None
+    warn(warnings)
+    write(render_members(members, fmt, title=title), out, fmt)
+    exit_with(EXIT_PASSED)
+
+
+def render_members(members: Sequence[Any], fmt: str, *, title: str = "") -> str:
+    """The text of one class report format from loaded members."""
+    from attn_practice import __version__
+    from attn_practice.grader.staff.class_report import aggregate, misconception_csv
+
+    agg = aggregate(members)
+    if fmt == "json":
+        return json.dumps(agg, indent=2, ensure_ascii=False)
+    if fmt == "csv":
+        return misconception_csv(agg)
+    from attn_practice.grader.reports.html import render_class
+
+    return render_class(agg, [m.report for m in members], title=title,
+                        generator=f"attn-practice {__version__}")
+
+
+def write(text: str, out: Path | None, fmt: str) -> None:
+    """To `out` atomically, else to stdout (a page is refused on a terminal: it is unreadable)."""
+    text = text if text.endswith("\n") else text + "\n"
+    if out is None:
+        if fmt == "html" and sys.stdout.isatty():
+            raise Problem("an HTML page is not for a terminal: give --out FILE.html "
+                          "(or pipe the output to a file).")
+        sys.stdout.write(text)
+        return
+    from attn_practice.grader.atomic import write_atomic
+
+    try:
+        write_atomic(out, text)
+    except OSError as exc:
+        raise Problem(f"could not write {out}: {exc.strerror or exc}.") from None
+
+
+def grade_html(reports: Sequence[GradeReport], out: Path | None) -> None:
+    """`grade --format html`: the learner's page for one submission, the class page for more."""
+    from attn_practice import __version__
+
+    if len(reports) == 1:
+        from attn_practice.grader.reports.html_learner import render_learner
+
+        write(render_learner(reports[0], generator=f"attn-practice {__version__}"), out, "html")
+        return
+    from attn_practice.grader.staff.class_report import ClassReportError, from_reports
+
+    try:
+        members = from_reports(reports)
+    except ClassReportError as exc:
+        raise Problem(str(exc)) from None
+    write(render_members(members, "html"), out, "html")

@@ -1,0 +1,486 @@
+"""What a class got wrong: aggregates over many grade reports (CONTRACT §6).
+
+Input is the JSON `grade --format json` wrote (one object or an array per
+file), so a class is never re-graded to get its report. Reading is tolerant
+(schema `attn-practice.grade/1`, unknown keys ignored, a failure `kind` of any
+string), because reports outlive the grader version that wrote them; what is
+not a grade report at all is refused with the file named.
+
+Reports from different courses cannot be summed into one picture (a pass
+rate over steps half the class was never asked to do means nothing). A
+report carries its course as a fingerprint when the grader wrote one; else
+the course is recognised by the steps it counts and their points. A class
+that mixes courses is refused (`MixedCourses`), naming one file per course,
+so the instructor can report each course separately.
+
+Counting rules (one per number, so a count on the page is checkable by hand
+against the per-submission reports):
+
+- a submission's score and max_score are the ones its report states;
+- "completed the core": every counted (non-bonus) step passed;
+- a step's pass rate: passed / submissions whose report has that step;
+- a diagnosis id's count: submissions showing it at that step (once each),
+  its share: count / submissions in the class;
+- an undiagnosed failure: a step that did not pass (failed, error, timeout;
+  not missing) and named no known mistake, grouped by its signature: the
+  first failing test and that test's failure kind;
+- a test's failure rate: failed / out_of, where out_of counts the submissions
+  that handed that step in (status not missing) less those that skipped the
+  test: a test absent from a step that could not load counts as not failed
+  there, and the step's own "loads" check is out of everyone, not of the few
+  it failed for;
+- the top mistakes: each id over all steps, counting each submission once.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attn_practice.grader.results import GradeReport, Status
+
+CLASS_SCHEMA = "attn-practice.class/1"
+GRADE_SCHEMA_PREFIX = "attn-practice.grade/"
+#: Statuses that count as "the step did not pass for a reason in the code".
+FAILING = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT})
+#: A step without tests that failed as a whole (syntax error, missing function).
+WHOLE_STEP = "(whole step)"
+#: Longest example message kept per undiagnosed group (characters).
+EXAMPLE_LIMIT = 600
+#: How many mistakes the headline names ("plan the next lecture around the top three").
+TOP_MISTAKES = 3
+
+
+class ClassReportError(ValueError):
+    """Input that cannot make a class report; the message names the file and what to do."""
+
+
+class NotAGradeReport(ClassReportError):
+    """A file whose JSON is not what `grade --format json` writes."""
+
+
+class MixedCourses(ClassReportError):
+    """Reports from more than one course were given together."""
+
+
+class EmptyClass(ClassReportError):
+    """No submissions at all."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One submission of the class, as its grade report told it."""
+
+    report: GradeReport
+    source: str  # the file it came from
+    score: float
+    max_score: float
+    counted: tuple[str, ...]  # step ids that count towards the score (core, or listed by the course)
+    course: str  # the fingerprint or a description of the steps and points
+
+    @property
+    def label(self) -> str:
+        return self.report.submission
+
+    @property
+    def completed_core(self) -> bool:
+        if self.report.error:
+            return False
+        by_id = {s.id: s for s in self.report.steps}
+        return bool(self.counted) and all(
+            i in by_id and by_id[i].status is Status.PASSED for i in self.counted)
+
+
+@dataclass
+class _Loaded:
+    members: list[Member] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ reading
+def load_members(paths: Sequence[Path]) -> tuple[list[Member], list[str]]:
+    """Every grade report in `paths`, checked for one course; plus warnings to show.
+
+    Raises `NotAGradeReport` naming the file, `MixedCourses`, or `EmptyClass`.
+    A submission given twice (same label) is kept once, the later one winning.
+    """
+    loaded = _Loaded()
+    by_label: dict[str, int] = {}
+    for path in paths:
+        for i, data in enumerate(_read_file(path)):
+            where = f"{path}" + (f" (item {i + 1})" if i else "")
+            member = member_from_dict(data, source=where)
+            if member.label in by_label:
+                loaded.warnings.append(
+                    f"{member.label} appears more than once (again in {where}); "
+                    "the later report is used.")
+                loaded.members[by_label[member.label]] = member
+            else:
+                by_label[member.label] = len(loaded.members)
+                loaded.members.append(member)
+    if not loaded.members:
+        names = ", ".join(str(p) for p in paths)
+        raise EmptyClass(f"{names} hold{'s' if len(paths) == 1 else ''} no grade reports: "
+                         "nothing to report. Write them with "
+                         "`attn-practice grade SUBMISSIONS... --format json --out results.json`.")
+    check_one_course(loaded.members)
+    return loaded.members, loaded.warnings
+
+
+def _read_file(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ClassReportError(f"{path}: no such file.") from None
+    except UnicodeDecodeError:
+        raise NotAGradeReport(f"{path} is not a grade report: it is not UTF-8 text. "
+                              "Give the JSON that `attn-practice grade --format json --out FILE` "
+                              "wrote.") from None
+    except OSError as exc:
+        raise ClassReportError(f"{path}: cannot read it ({exc.strerror or exc}).") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotAGradeReport(f"{path} is not a grade report: not valid JSON (line {exc.lineno}, "
+                              f"column {exc.colno}: {exc.msg}). Give the JSON that "
+                              "`attn-practice grade --format json --out FILE` wrote.") from None
+    items = data if isinstance(data, list) else [data]
+    for i, item in enumerate(items):
+        problem = _not_a_report(item)
+        if problem:
+            where = f"{path}" + (f", item {i + 1} of the array," if isinstance(data, list) else "")
+            raise NotAGradeReport(f"{where} is not a grade report: {problem}. Give the JSON that "
+                                  "`attn-practice grade --format json --out FILE` wrote.")
+    return items
+
+
+def _not_a_report(item: Any) -> str:
+    """Why `item` is not a grade report object, or "" when it is one."""
+    if not isinstance(item, dict):
+        return f"expected a JSON object, found {type(item).__name__}"
+    schema = item.get("schema")
+    if not isinstance(schema, str) or not schema.startswith(GRADE_SCHEMA_PREFIX):
+        return (f'its "schema" is {schema!r}, not "attn-practice.grade/1"' if schema is not None
+                else 'it has no "schema": "attn-practice.grade/1"')
+    if not isinstance(item.get("submission"), str):
+        return 'it has no "submission" name'
+    steps = item.get("steps", [])
+    if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("id"), str)
+                                              for s in steps):
+        return '"steps" is not a list of step objects with an "id"'
+    return ""
+
+
+def member_from_dict(data: dict[str, Any], *, source: str = "") -> Member:
+    """A `Member` from one report object, reading what newer or older graders add or omit."""
+    report = GradeReport.from_dict(_tolerant(data))
+    counted = tuple(s["id"] for s in data.get("steps", ()) if _counts(s))
+    score = _number(data.get("score"), report.score)
+    max_score = _number(data.get("max_score"), sum(
+        _number(s.get("max_score"), 0.0) for s in data.get("steps", ()) if _counts(s)))
+    return Member(report=report, source=source, score=score, max_score=max_score,
+                  counted=counted, course=_course_key(data, counted))
+
+
+def _counts(step: dict[str, Any]) -> bool:
+    """Whether a step counts towards the score: `counted` when stated, else "not bonus"."""
+    if "counted" in step:
+        return bool(step["counted"])
+    return not step.get("bonus", False)
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float(default)
+
+
+def _course_key(data: dict[str, Any], counted: tuple[str, ...]) -> str:
+    """The course a report was graded under: its fingerprint, else its counted steps and points."""
+    extra = data.get("extra") if isinstance(data.get("extra"), dict) else {}
+    course = data.get("course") if isinstance(data.get("course"), dict) else {}
+    for value in (data.get("course_fingerprint"), course.get("fingerprint"),
+                  extra.get("course_fingerprint")):
+        if isinstance(value, str) and value:
+            return f"course {value}"
+    points = {s["id"]: _number(s.get("max_score"), 0.0) for s in data.get("steps", ())}
+    if not counted:
+        return "no graded steps"
+    return "steps " + ", ".join(f"{i} ({points.get(i, 0):g} pt)" for i in counted)
+
+
+_STATUSES = {s.value for s in Status}
+_FAILURE_KEYS = ("kind", "summary", "details", "repro", "traceback", "hint")
+_DIAGNOSIS_KEYS = ("id", "title", "explanation", "nudge")
+
+
+def _tolerant(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` reshaped so `GradeReport.from_dict` accepts it: unknown keys dropped,
+    unknown statuses read as `error`, missing numbers as 0, text as text."""
+    steps = []
+    for s in data.get("steps", ()):
+        tests = []
+        for t in s.get("tests", ()) if isinstance(s.get("tests"), list) else ():
+            if not isinstance(t, dict):
+                continue
+            failure = t.get("failure")
+            tests.append({
+                "name": str(t.get("name", "")),
+                "status": _status(t.get("status")),
+                "message": _str(t.get("message")),
+                "duration": _number(t.get("duration"), 0.0),
+                "failure": {k: _str(failure.get(k)) for k in _FAILURE_KEYS}
+                if isinstance(failure, dict) else None,
+            })
+        details = [{k: _str(d.get(k)) for k in _DIAGNOSIS_KEYS}
+                   for d in s.get("diagnosis_details", ()) if isinstance(d, dict) and d.get("id")]
+        ids = [str(i) for i in s.get("diagnoses", ()) if isinstance(i, str)]
+        known = {d["id"] for d in details}
+        details += [{"id": i, "title": "", "explanation": "", "nudge": ""} for i in ids if i not in known]
+        steps.append({
+            "id": s["id"], "title": _str(s.get("title")), "status": _status(s.get("status")),
+            "score": _number(s.get("score"), 0.0), "max_score": _number(s.get("max_score"), 0.0),
+            "diagnosis_details": details, "tests": tests, "output": _str(s.get("output")),
+            "notes": [_str(n) for n in s.get("notes", ()) if isinstance(n, str)],
+            "error": _str(s.get("error")), "file": _str(s.get("file")),
+            "function": _str(s.get("function")), "line": int(_number(s.get("line"), 0)),
+            "duration": _number(s.get("duration"), 0.0), "bonus": bool(s.get("bonus", False)),
+        })
+    return {"submission": data["submission"], "steps": steps,
+            "duration": _number(data.get("duration"), 0.0),
+            "grader_version": _str(data.get("grader_version")), "error": _str(data.get("error")),
+            "extra": data.get("extra") if isinstance(data.get("extra"), dict) else {}}
+
+
+def _status(value: Any) -> str:
+    return value if value in _STATUSES else Status.ERROR.value
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def check_one_course(members: Sequence[Member]) -> None:
+    """Refuse a class whose reports come from different courses, naming an example of each."""
+    groups: dict[str, list[Member]] = defaultdict(list)
+    for m in members:
+        if m.report.error and not m.report.steps:
+            continue  # a submission that could not be graded at all belongs to any course
+        groups[m.course].append(m)
+    if len(groups) <= 1:
+        return
+    lines = [f"  - {key}: {len(ms)} report{'s' if len(ms) > 1 else ''}, e.g. {ms[0].label} "
+             f"(from {ms[0].source})" for key, ms in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+    raise MixedCourses("these reports come from different courses (the steps they count or their "
+                       "points differ), so one class page would mix them:\n" + "\n".join(lines) +
+                       "\nReport each course on its own: `attn-practice report` with only that "
+                       "course's JSON files.")
+
+
+# ------------------------------------------------------------------ aggregating
+def from_reports(reports: Iterable[GradeReport]) -> list[Member]:
+    """Members straight from in-memory reports (`grade --format html`), via their JSON form."""
+    members = [member_from_dict(r.to_dict(), source="this run") for r in reports]
+    check_one_course(members)
+    return members
+
+
+def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]] | None = None
+              ) -> dict[str, Any]:
+    """The §6 aggregates as plain JSON-ready data (the page renders exactly these numbers).
+
+    `catalogue` maps a diagnosis id to its title/explanation/nudge, for ids a
+    report names without its words; by default `reference.mistakes`.
+    """
+    n = len(members)
+    scores = [m.score for m in members]
+    max_score = max((m.max_score for m in members), default=0.0)
+    step_order = _step_order(members)
+    titles: dict[str, str] = {}
+    bonus: dict[str, bool] = {}
+    step_counts: dict[str, Counter[str]] = {s: Counter() for s in step_order}
+    tests: dict[tuple[str, str], list[int]] = {}
+    handed_in: Counter[str] = Counter()
+    diag: dict[tuple[str, str], list[str]] = defaultdict(list)
+    words: dict[str, dict[str, str]] = {}
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    for m in members:
+        for s in m.report.steps:
+            titles.setdefault(s.id, s.title)
+            bonus[s.id] = bonus.get(s.id, False) or s.id not in m.counted
+            step_counts[s.id][s.status.value] += 1
+            if s.status is not Status.MISSING:
+                handed_in[s.id] += 1
+            for t in s.tests:
+                skipped_failed = tests.setdefault((s.id, t.name), [0, 0])
+                skipped_failed[0] += t.status is Status.SKIPPED
+                skipped_failed[1] += t.status in FAILING
+            for d in s.diagnoses:
+                if m.label not in diag[(s.id, d.id)]:
+                    diag[(s.id, d.id)].append(m.label)
+                if d.explanation or (d.title and d.title != d.id):
+                    words.setdefault(d.id, {"title": d.title, "explanation": d.explanation,
+                                            "nudge": d.nudge})
+            if s.status in FAILING and not s.diagnoses:
+                test, kind, message = _signature(s)
+                g = groups.setdefault((s.id, test, kind), {"submissions": [], "example": message,
+                                                           "example_submission": m.label})
+                g["submissions"].append(m.label)
+
+    missing_words = {i for _, i in diag if i not in words}
+    if missing_words:
+        words.update({i: w for i, w in (catalogue if catalogue is not None
+                                        else _catalogue()).items() if i in missing_words})
+
+    steps_out = []
+    for sid in step_order:
+        c = step_counts[sid]
+        graded = sum(c.values())
+        steps_out.append({
+            "id": sid, "title": titles.get(sid, ""), "bonus": bonus.get(sid, False),
+            "graded": graded, "passed": c["passed"], "pass_rate": _rate(c["passed"], graded),
+            "statuses": {st.value: c[st.value] for st in Status if st is not Status.SKIPPED},
+        })
+    order = {sid: i for i, sid in enumerate(step_order)}
+    diagnoses_out = [{
+        "step": sid, "id": did,
+        "title": words.get(did, {}).get("title") or did,
+        "explanation": words.get(did, {}).get("explanation", ""),
+        "nudge": words.get(did, {}).get("nudge", ""),
+        "count": len(labels), "share": _rate(len(labels), n), "submissions": labels,
+    } for (sid, did), labels in diag.items()]
+    diagnoses_out.sort(key=lambda d: (order[d["step"]], -d["count"], d["id"]))
+    undiagnosed = [{
+        "step": sid, "test": test, "kind": kind, "count": len(g["submissions"]),
+        "share": _rate(len(g["submissions"]), n), "submissions": g["submissions"],
+        "example": g["example"], "example_submission": g["example_submission"],
+    } for (sid, test, kind), g in groups.items()]
+    undiagnosed.sort(key=lambda g: (-g["count"], order[g["step"]], g["test"], g["kind"]))
+    tests_out = [{"step": sid, "name": name, "failed": failed,
+                  "out_of": handed_in[sid] - skipped,
+                  "failure_rate": _rate(failed, handed_in[sid] - skipped)}
+                 for (sid, name), (skipped, failed) in tests.items()]
+    tests_out.sort(key=lambda t: (-t["failure_rate"], -t["failed"], order[t["step"]], t["name"]))
+
+    anywhere: dict[str, set[str]] = defaultdict(set)
+    for (_, did), labels in diag.items():
+        anywhere[did].update(labels)
+    top = sorted(anywhere.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:TOP_MISTAKES]
+    return {
+        "schema": CLASS_SCHEMA,
+        "headline": {
+            "submissions": n,
+            "median_score": round(statistics.median(scores), 4) if scores else None,
+            "mean_score": round(statistics.fmean(scores), 4) if scores else None,
+            "max_score": max_score,
+            "completed_core": sum(m.completed_core for m in members),
+            "not_graded": sum(bool(m.report.error) for m in members),
+        },
+        "course": members[0].course if members else "",
+        "top_mistakes": [{"id": did, "title": words.get(did, {}).get("title") or did,
+                          "count": len(labels), "share": _rate(len(labels), n)}
+                         for did, labels in top],
+        "score_histogram": histogram(scores, max_score),
+        "steps": steps_out,
+        "diagnoses": diagnoses_out,
+        "undiagnosed": undiagnosed,
+        "tests": tests_out,
+        "submissions": [{
+            "submission": m.label, "score": m.score, "max_score": m.max_score,
+            "completed_core": m.completed_core, "error": m.report.error,
+            "steps": {s.id: s.status.value for s in m.report.steps},
+            "diagnoses": {s.id: s.diagnosis_ids for s in m.report.steps if s.diagnoses},
+        } for m in members],
+    }
+
+
+def _signature(step: Any) -> tuple[str, str, str]:
+    """(first failing test, its failure kind, an example message) for an undiagnosed step."""
+    for t in step.tests:
+        if t.status in FAILING:
+            kind = t.failure.kind if t.failure is not None and t.failure.kind else t.status.value
+            message = t.failure.summary if t.failure is not None and t.failure.summary else t.message
+            return t.name, str(kind), _bounded(message or step.error)
+    return WHOLE_STEP, step.status.value, _bounded(step.error or f"{step.id} {step.status.value}")
+
+
+def _bounded(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= EXAMPLE_LIMIT else text[:EXAMPLE_LIMIT] + " ..."
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _step_order(members: Sequence[Member]) -> list[str]:
+    seen: dict[str, None] = {}
+    for m in members:
+        for s in m.report.steps:
+            seen.setdefault(s.id, None)
+    return sorted(seen, key=_step_key)
+
+
+def _step_key(step_id: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in step_id if ch.isdigit())
+    return (int(digits) if digits else 1 << 30, step_id)
+
+
+def histogram(scores: Sequence[float], max_score: float) -> list[dict[str, Any]]:
+    """Score bins: one per whole point when scores are whole and few, else ten equal bins.
+
+    Each bin is `{"low", "high", "count"}`: a whole-point bin has
+    `low == high` (that score); an equal-width bin holds `low <= score < high`,
+    the last one closed (`score == max_score` falls in it).
+    """
+    if not scores:
+        return []
+    top = max(max_score, max(scores))
+    if all(float(s).is_integer() for s in scores) and float(top).is_integer() and top <= 20:
+        counts = Counter(int(s) for s in scores)
+        return [{"low": float(v), "high": float(v), "count": counts[v]} for v in range(int(top) + 1)]
+    width = top / 10 if top > 0 else 1.0
+    bins = [{"low": round(i * width, 4), "high": round((i + 1) * width, 4), "count": 0}
+            for i in range(10)]
+    for s in scores:
+        bins[min(int(s // width), 9) if s >= 0 else 0]["count"] += 1
+    return bins
+
+
+def _catalogue() -> dict[str, dict[str, str]]:
+    """Diagnosis id -> its words, from the catalogue of known mistakes."""
+    from attn_practice.reference.mistakes import MISTAKES
+
+    return {i: {"title": m.title, "explanation": m.explanation, "nudge": m.nudge}
+            for i, m in MISTAKES.items()}
+
+
+MISCONCEPTION_COLUMNS = ["step", "id", "title", "count", "share", "submissions", "explanation"]
+
+
+def misconception_csv(agg: dict[str, Any]) -> str:
+    """The misconception table as CSV (`report --format csv`): one row per step and id.
+
+    `submissions` lists the labels separated by "; "; a label a spreadsheet
+    would run as a formula is quoted, as in the gradebook CSV. RFC 4180 line ends.
+    """
+    import csv
+    import io
+
+    from attn_practice.grader.reports.csv_report import _safe_cell
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(MISCONCEPTION_COLUMNS)
+    for d in agg["diagnoses"]:
+        writer.writerow([d["step"], d["id"], _safe_cell(d["title"]), d["count"], d["share"],
+                         _safe_cell("; ".join(d["submissions"])),
+                         _safe_cell(d["explanation"])])
+    return buf.getvalue()
