@@ -30,7 +30,7 @@ SHOWN_ROWS = 50
 SHOWN_SUBMISSIONS = 200
 #: Names listed openly in a misconception row before the rest fold away.
 SHOWN_NAMES = 12
-DETAIL_LIMIT = 400
+DETAIL_LIMIT = 200
 
 ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⏱", "missing": "·",
          "skipped": "-"}
@@ -64,8 +64,10 @@ details>summary{cursor:pointer}details.more>summary{color:var(--dim);margin:.3re
  gap:.5rem;padding:.3rem .2rem;list-style-position:inside}
 .subhead{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;gap:.5rem;
  padding:.3rem .2rem 0 1.2rem;font-weight:600;background:var(--bg)}
-.sub .body{padding:.2rem 1rem .8rem 1.6rem}
-.st{display:inline-block;width:1.3em;text-align:center;font-weight:700}
+.sub .body{padding:0 1rem .5rem 1.6rem}.sub .body p{margin:.2rem 0}
+.st,.sub i{display:inline-block;width:1.3em;text-align:center;font-weight:700;font-style:normal}
+.sub i.p{color:var(--ok)}.sub i.f,.sub i.e{color:var(--bad)}.sub i.t{color:var(--warn)}
+.sub i.m{color:var(--dim)}
 .ids code{background:#fff8c5;padding:0 .2rem;margin-right:.2rem}
 .names{margin:.1rem 0;padding-left:1.1rem}td.who{min-width:12rem}
 .mistake{border-left:4px solid var(--warn);padding:.2rem .8rem;margin:.6rem 0;background:#fffbeb}
@@ -86,7 +88,7 @@ const box=document.getElementById('filter');
 if(box){box.addEventListener('input',()=>{const q=box.value.trim().toLowerCase();
  document.querySelectorAll('#submissions details.more').forEach(d=>{if(q)d.open=true});
  document.querySelectorAll('#submissions details.sub').forEach(d=>{
- d.hidden=q&&!d.dataset.search.includes(q)})})}
+ d.hidden=q&&!d.querySelector('summary').textContent.toLowerCase().includes(q)})})}
 """
 
 
@@ -351,41 +353,45 @@ def _submissions(agg: dict[str, Any], reports: Sequence[GradeReport]) -> str:
 
 
 def _submission(row: dict[str, Any], report: GradeReport | None, step_ids: Sequence[str]) -> str:
-    statuses = "".join(status_icon(row["steps"].get(s, "missing")) for s in step_ids)
+    statuses = "".join(short_icon(row["steps"].get(s, "missing")) for s in step_ids)
     ids = sorted({i for v in row["diagnoses"].values() for i in v})
-    search = " ".join([row["submission"], *ids]).lower()
     summary = (f'<summary><span class="name">{esc(row["submission"])}</span>'
                f'<span class="score">{fmt_num(row["score"])} / {fmt_num(row["max_score"])}</span>'
-               f'<span class="steps">{statuses}</span><span class="ids">'
+               f'<span>{statuses}</span><span class="ids">'
                f'{"".join(f"<code>{esc(i)}</code>" for i in ids)}</span></summary>')
-    return (f'<details class="sub" data-search="{esc(search)}" data-submission="'
-            f'{esc(row["submission"])}">{summary}<div class="body">'
-            f"{_detail(row, report)}</div></details>")
+    return (f'<details class="sub" data-submission="{esc(row["submission"])}">{summary}'
+            f'<div class="body">{_detail(row, report)}</div></details>')
+
+
+def short_icon(status: str) -> str:
+    """A status as a bare icon (the legend above the list says which is which): small markup
+    for the thousands of them on a big class's page."""
+    return f'<i class="{_SHORT.get(status, "e")}">{ICONS.get(status, "?")}</i>'
+
+
+_SHORT = {"passed": "p", "failed": "f", "error": "e", "timeout": "t", "missing": "m"}
 
 
 def _detail(row: dict[str, Any], report: GradeReport | None) -> str:
+    """What went wrong in each step that did not pass: compact, the full story is the
+    learner's own page (`grade SUBMISSION --format html`)."""
     if row["error"]:
         return f'<p class="error">Not graded: {esc(bound(row["error"], DETAIL_LIMIT))}</p>'
     if report is None:
         return ""
-    lines = []
+    passed = [s.id for s in report.steps if s.status is Status.PASSED]
+    lines = [f"<p>{short_icon('passed')} {esc(', '.join(passed))}</p>"] if passed else []
     for s in report.steps:
-        passed = sum(t.status is Status.PASSED for t in s.tests)
-        line = (f"<li>{status_icon(s.status.value)} <b>{esc(s.id)}</b> "
-                f"{fmt_num(s.score)}/{fmt_num(s.max_score)}"
+        if s.status is Status.PASSED:
+            continue
+        failing = [t.name for t in s.tests if t.status not in (Status.PASSED, Status.SKIPPED)]
+        line = (f"<p>{short_icon(s.status.value)} <b>{esc(s.id)}</b> {esc(s.status.value)}"
                 + (" (bonus)" if s.bonus else "")
-                + (f' <span class="dim">{passed}/{len(s.tests)} tests</span>' if s.tests else ""))
-        if s.status is not Status.PASSED:
-            failing = [t.name for t in s.tests if t.status not in (Status.PASSED, Status.SKIPPED)]
-            if s.diagnoses:
-                line += "".join(f' <span class="ids"><code>{esc(d.id)}</code></span>'
-                                f"{esc(d.title)}" for d in s.diagnoses)
-            headline = step_headline(s)
-            if headline:
-                line += f"<pre>{esc(bound(headline, DETAIL_LIMIT))}</pre>"
-            if failing:
-                line += (f'<span class="dim small">failing: {esc("; ".join(failing[:5]))}'
-                         f'{" …" if len(failing) > 5 else ""}</span>')
-        lines.append(line + "</li>")
-    return f'<ul style="list-style:none;padding:0;margin:0">{"".join(lines)}</ul>'
-
+                + "".join(f" <code>{esc(d.id)}</code>" for d in s.diagnoses))
+        headline = step_headline(s)
+        if headline:
+            line += f"<br>{esc(bound(headline, DETAIL_LIMIT))}"
+        if failing:
+            line += f' <span class="dim">({len(failing)} of {len(s.tests)} tests failed)</span>'
+        lines.append(line + "</p>")
+    return "".join(lines)
