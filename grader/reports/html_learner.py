@@ -11,7 +11,7 @@ next. Pure: a `GradeReport` in, text out; all learner text is escaped.
 from __future__ import annotations
 
 from attn_practice.grader.reports._text import OUTPUT_LIMIT, bound, clean, step_problem
-from attn_practice.grader.reports.html import esc, fmt_num, page, status_icon
+from attn_practice.grader.reports.html import esc, fmt_num, page, prose, status_icon
 from attn_practice.grader.reports.terminal import (
     MAX_DETAILED_FAILURES,
     _distinct,
@@ -81,9 +81,9 @@ def _step(s: StepResult) -> str:
         out.append(f"<pre>{esc(step_problem(s))}</pre>")
     for d in s.diagnoses:
         out.append(f'<div class="mistake"><p><b>Known mistake</b> <code>{esc(d.id)}</code> '
-                   f"<b>{esc(d.title)}</b></p>"
-                   + (f"<p>{esc(d.explanation)}</p>" if d.explanation else "")
-                   + (f"<p><b>Try:</b> {esc(d.nudge)}</p>" if d.nudge else "") + "</div>")
+                   f"<b>{prose(d.title)}</b></p>"
+                   + (f"<p>{prose(d.explanation)}</p>" if d.explanation else "")
+                   + (f"<p><b>Try:</b> {prose(d.nudge)}</p>" if d.nudge else "") + "</div>")
     if s.output.strip():
         out.append("<p><b>Your code printed:</b></p>"
                    f"<pre>{esc(bound(clean(s.output).rstrip(), OUTPUT_LIMIT))}</pre>")
