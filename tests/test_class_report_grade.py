@@ -179,6 +179,11 @@ def test_class_page_in_chromium(tmp_path: Path) -> None:
         assert browser.find_elements("css selector", "#undiagnosed pre b") == []
         assert any(SCRIPT_MESSAGE.split(" & ")[0] in p.text
                    for p in browser.find_elements("css selector", "#undiagnosed pre"))
+        # it prints: the print stylesheet applies and the folds open first
+        import base64
+
+        pdf = base64.b64decode(browser.print_page())
+        assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
         assert severe(browser) == []
     finally:
         browser.quit()
@@ -219,3 +224,19 @@ def test_learner_page_in_chromium(tmp_path: Path) -> None:
         keep_shot(browser, tmp_path, "learner-report.png")
     finally:
         browser.quit()
+
+
+def test_learner_page_for_a_full_pass_and_for_an_ungraded_submission() -> None:
+    from attn_practice.grader.reports.html_learner import render_learner
+    from attn_practice.grader.staff.class_report import load_members
+
+    members, _ = load_members(SECTIONS)
+    alice = next(m.report for m in members if m.label == "alice")
+    text = " ".join(parse(render_learner(alice)).root.text().split())
+    assert "Every graded step passed" in text and "Known mistake" not in text
+    from attn_practice.grader.results import GradeReport
+
+    broken = GradeReport(submission="zed", error="the folder could not be read <b>x</b>")
+    doc = parse(render_learner(broken)).root
+    assert "could not be graded: the folder could not be read <b>x</b>" in doc.text()
+    assert list(doc.iter("b")) == []

@@ -174,3 +174,51 @@ def test_a_5000_submission_class_stays_small(tmp_path: Path, reports: list[dict]
     assert page.count('class="sub"') == 5000
     unstable = next(tr for tr in doc.iter("tr", data_id="softmax-unstable", data_step="step3"))
     assert unstable.cls("count").text() == str(2 * 625)
+
+
+HOSTILE = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+
+
+def test_hostile_strings_anywhere_in_a_report_stay_text(tmp_path: Path, reports: list[dict]) -> None:
+    """A crafted JSON file: every string the page shows carries markup; none becomes markup."""
+    r = copy.deepcopy(reports[2])  # carol: diagnosed and undiagnosed failures
+    r["submission"] = "s" + HOSTILE
+    for s in r["steps"]:
+        s["title"] = HOSTILE
+        s["diagnoses"] = [d + HOSTILE for d in s["diagnoses"]]
+        s["diagnosis_details"] = [{**d, "id": d["id"] + HOSTILE, "title": HOSTILE,
+                                   "explanation": "`" + HOSTILE + "`", "nudge": "*" + HOSTILE + "*"}
+                                  for d in s["diagnosis_details"]]
+        for t in s["tests"]:
+            t["name"] = t["name"] + HOSTILE
+            if t.get("failure"):
+                t["failure"]["summary"] = HOSTILE
+                t["failure"]["kind"] = "k" + HOSTILE
+    r["steps"][3]["diagnoses"], r["steps"][3]["diagnosis_details"] = [], []
+    r["steps"][3]["status"] = "failed"
+    out = tmp_path / "c.html"
+    res = invoke("report", str(write(tmp_path / "h.json", [r])), "--out", str(out))
+    assert res.exit_code == 0, res.stderr
+    tree = parse(out.read_text(encoding="utf-8"))
+    assert len(tree.scripts) == 1 and "alert" not in tree.scripts[0]
+    assert list(tree.root.iter("img")) == []
+    assert not any(k.startswith("on") for n in tree.root.iter() for k in n.attrs)
+    assert HOSTILE in tree.root.text()
+    from attn_practice.grader.reports.html_learner import render_learner
+
+    member, _ = load_members([tmp_path / "h.json"])
+    learner = parse(render_learner(member[0].report))
+    assert learner.scripts == [] and list(learner.root.iter("img")) == []
+    assert HOSTILE in learner.root.text()
+
+
+def test_histogram_bins() -> None:
+    from attn_practice.grader.staff.class_report import histogram
+
+    whole = histogram([0, 5, 5, 3], 5)
+    assert [(b["low"], b["high"], b["count"]) for b in whole] == [
+        (0, 0, 1), (1, 1, 0), (2, 2, 0), (3, 3, 1), (4, 4, 0), (5, 5, 2)]
+    frac = histogram([0.0, 2.5, 7.25, 7.5, 7.5], 7.5)  # a course with half points
+    assert len(frac) == 10 and sum(b["count"] for b in frac) == 5
+    assert frac[-1]["count"] == 3 and frac[-1]["high"] == 7.5  # the top score is in the last bin
+    assert frac[0]["count"] == 1 and frac[3]["count"] == 1
