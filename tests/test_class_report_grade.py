@@ -240,3 +240,20 @@ def test_learner_page_for_a_full_pass_and_for_an_ungraded_submission() -> None:
     doc = parse(render_learner(broken)).root
     assert "could not be graded: the folder could not be read <b>x</b>" in doc.text()
     assert list(doc.iter("b")) == []
+
+
+@pytest.mark.parametrize("args", [["report", str(SECTIONS[0])],
+                                  ["grade", str(SUBMISSIONS / "attack_nan"), "--format", "html"]])
+def test_a_page_is_not_printed_on_a_terminal(tmp_path: Path, args: list[str]) -> None:
+    """On a terminal `--out` is needed; `grade` says so before grading, not after."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([str(EXE), *args], stdout=follower, stderr=subprocess.PIPE, text=True,
+                              cwd=tmp_path, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 2
+    assert "give --out FILE.html" in proc.stderr and "Traceback" not in proc.stderr

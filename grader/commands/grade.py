@@ -56,6 +56,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     except CourseError as exc:
         raise Problem(str(exc)) from None
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
+    if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
+        raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
     request = GradeRequest(
         submissions=[Path(s) for s in submissions],
         labels=[str(s) for s in submissions],
