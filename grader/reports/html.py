@@ -32,7 +32,8 @@ SHOWN_SUBMISSIONS = 200
 SHOWN_NAMES = 12
 DETAIL_LIMIT = 200
 
-ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⏱", "missing": "·",
+#: ⏱ is missing from common fonts (a box in headless Chromium); ◷ is in DejaVu.
+ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "◷", "missing": "·",
          "skipped": "-"}
 
 CSS = """
@@ -346,7 +347,7 @@ def _submissions(agg: dict[str, Any], reports: Sequence[GradeReport]) -> str:
             f'<span>{" ".join(esc(s.removeprefix("step")) for s in step_ids)}</span>'
             "<span>known mistakes</span></div>")
     return ('<section id="submissions"><h2>Every submission</h2><p class="dim">One row each; '
-            'open a row for its per-step detail. Steps: ✓ passed, ✗ failed, ! error, ⏱ timeout, '
+            'open a row for its per-step detail. Steps: ✓ passed, ✗ failed, ! error, ◷ timeout, '
             '· missing.</p><p class="filter"><label>Filter by name or mistake id: '
             '<input id="filter" type="search"></label></p>'
             + head + folded(items, SHOWN_SUBMISSIONS, what="more submissions") + "</section>")
