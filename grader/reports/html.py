@@ -63,6 +63,9 @@ details>summary{cursor:pointer}details.more>summary{color:var(--dim);margin:.3re
 .sub{border-bottom:1px solid var(--line)}
 .sub>summary{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;
  gap:.5rem;padding:.3rem .2rem;list-style-position:inside}
+.sub>summary::-webkit-details-marker{display:none}
+.sub>summary .name::before{content:"\25B8  ";color:var(--dim)}
+.sub[open]>summary .name::before{content:"\25BE  "}
 .subhead{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;gap:.5rem;
  padding:.3rem .2rem 0 1.2rem;font-weight:600;background:var(--bg)}
 .sub .body{padding:0 1rem .5rem 1.6rem}.sub .body p{margin:.2rem 0}
@@ -195,8 +198,8 @@ def render_class(agg: dict[str, Any], reports: Sequence[GradeReport], *, title: 
     title = title or f"Class report: {h['submissions']} submissions"
     body = [f"<header><h1>{esc(title)}</h1><p class=\"meta\">Course: {esc(agg.get('course', ''))}"
             + (f" · {esc(generator)}" if generator else "") + "</p></header>",
-            _headline(h, agg.get("top_mistakes", ())), _charts(agg), _misconceptions(agg), _undiagnosed(agg), _tests(agg),
-            _submissions(agg, reports)]
+            _headline(h, agg.get("top_mistakes", ())), _charts(agg), _misconceptions(agg),
+            _undiagnosed(agg), _tests(agg), _submissions(agg, reports)]
     return page(title, "\n".join(body), script=SCRIPT)
 
 
