@@ -351,7 +351,8 @@ def _submissions(agg: dict[str, Any], reports: Sequence[GradeReport]) -> str:
             "<span>known mistakes</span></div>")
     return ('<section id="submissions"><h2>Every submission</h2><p class="dim">One row each; '
             'open a row for its per-step detail. Steps: ✓ passed, ✗ failed, ! error, ◷ timeout, '
-            '· missing.</p><p class="filter"><label>Filter by name or mistake id: '
+            '· missing. A learner\'s full report (every test, inputs, expected and got): '
+            '<code>attn-practice grade FOLDER --format html --out report.html</code>.</p><p class="filter"><label>Filter by name or mistake id: '
             '<input id="filter" type="search"></label></p>'
             + head + folded(items, SHOWN_SUBMISSIONS, what="more submissions") + "</section>")
 
