@@ -25,6 +25,7 @@ against the per-submission reports):
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -58,8 +59,11 @@ TOP_MISTAKES = 3
 
 # ------------------------------------------------------------------ aggregating
 def from_reports(reports: Iterable[GradeReport]) -> list[Member]:
-    """Members straight from in-memory reports (`grade --format html`), via their JSON form."""
-    members = [member_from_dict(r.to_dict(), source="this run") for r in reports]
+    """Members from in-memory reports (`grade --format html`), through the very JSON text
+    `grade --format json` writes: str enums become plain strings, and the page is the one
+    `report` would make from that file."""
+    members = [member_from_dict(json.loads(r.to_json(indent=None)), source="this run")
+               for r in reports]
     check_one_course(members)
     return members
 
