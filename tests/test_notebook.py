@@ -48,7 +48,8 @@ def test_a_correct_function_passes_and_never_runs_here():
     assert isinstance(result, StepResult) and isinstance(result, NotebookResult)
     assert result.status is Status.PASSED, console.export_text()
     assert result.score == result.max_score == 1.0
-    assert repr(result) == "<step2 passed: 1/1>"
+    assert repr(result).startswith("<step2 scale_scores: passed; 1/1 points; ")
+    assert "tests passed>" in repr(result) and "\n" not in repr(result)
     assert CALLS == 0  # only its source went to the sandbox
     text = joined(console.export_text())
     assert "Step 2" in text and "step2 passes" in text
