@@ -215,7 +215,7 @@ def reset(step: str, yes: bool) -> int:
         msg += f" Your previous version is in {backup.relative_to(ws.root)}."
     else:
         msg += " (It was still the stub, or missing, so there was nothing to back up.)"
-    out.print(msg, markup=False)
+    out.print(msg, markup=False, soft_wrap=not out.is_terminal)  # a path stays whole
     return EXIT_PASSED
 
 

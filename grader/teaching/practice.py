@@ -13,37 +13,14 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.results import GradeReport, StepResult, TestResult
-from attn_practice.grader.teaching.worked_example import Row, rows_after_check
+from attn_practice.grader.teaching.outcome import Blame, CheckOutcome, Why
+from attn_practice.grader.teaching.worked_example import rows_after_check
 from attn_practice.grader.teaching.workspace import STATE_FILE, Progress, State, Workspace
-
-
-@dataclass(frozen=True)
-class Blame:
-    """A failing step whose cause lies in an earlier step file it imports."""
-
-    step: str  # the step that failed, e.g. "step5"
-    cause: str  # the step whose file is at fault, e.g. "step3"
-    raised: bool  # True: the error was raised inside the cause's file; False: it is known to fail
-
-
-@dataclass
-class CheckOutcome:
-    """Everything a screen needs to draw a check: plain data, no live resources."""
-
-    report: GradeReport
-    state: State
-    next_step: Exercise | None  # what to do after this check
-    hints_total: dict[str, int]
-    warnings: list[str] = field(default_factory=list)  # e.g. progress could not be saved
-    #: the lesson's worked example through the learner's code (empty: nothing to show)
-    worked_example: tuple[Row, ...] = ()
-    #: step id -> the earlier step that makes it fail
-    blame: dict[str, Blame] = field(default_factory=dict)
 
 
 def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> Exercise | None:
@@ -168,13 +145,19 @@ def blame(ws: Workspace, report: GradeReport, state: State,
             continue
         cause = raised_in(s, catalog)
         if cause is not None:
-            blames[s.id] = Blame(s.id, cause.id, raised=True)
-            s = _name_the_cause(s, cause)
+            named = _name_the_cause(s, cause)
+            why = Why.NOT_WRITTEN if named is not s else Why.RAISED
+            blames[s.id] = Blame(s.id, cause.id, why)
+            s = named
         else:
-            for dep in ws.imported_steps(ex, catalog):
-                if dep.id in failing_now or state.step(dep.id).status is Progress.FAILED:
-                    blames[s.id] = Blame(s.id, dep.id, raised=False)
-                    break
+            deps = ws.imported_steps(ex, catalog)
+            bad = [d for d in deps
+                   if d.id in failing_now or state.step(d.id).status is Progress.FAILED]
+            unsure = [d for d in deps if state.step(d.id).status is Progress.NOT_STARTED]
+            if bad:
+                blames[s.id] = Blame(s.id, bad[0].id, Why.FAILS)
+            elif unsure:
+                blames[s.id] = Blame(s.id, unsure[0].id, Why.UNCHECKED)
         steps.append(s)
     return replace(report, steps=tuple(steps)), blames
 
@@ -199,5 +182,5 @@ def _name_the_cause(step: StepResult, cause: Exercise) -> StepResult:
     return replace(step, tests=tests, error=error)
 
 
-__all__ = ["Blame", "CheckOutcome", "blame", "check_options", "first_unpassed", "raised_in",
+__all__ = ["Blame", "CheckOutcome", "Why", "blame", "check_options", "first_unpassed", "raised_in",
            "record", "run_check"]

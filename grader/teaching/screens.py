@@ -27,13 +27,13 @@ from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, load_catalog, resolve_step
 from attn_practice.grader.reports.terminal import hanging, indented, render_step
 from attn_practice.grader.results import Status, StepResult
+from attn_practice.grader.teaching.outcome import Row, Why
 from attn_practice.grader.teaching.workspace import Progress, stale_steps
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from attn_practice.grader.teaching.practice import CheckOutcome
-    from attn_practice.grader.teaching.worked_example import Row
+    from attn_practice.grader.teaching.outcome import CheckOutcome
     from attn_practice.grader.teaching.workspace import StartResult, State, Workspace
 
 STATE_STYLE = {Progress.PASSED: "green", Progress.FAILED: "red", Progress.NOT_STARTED: "dim"}
@@ -177,6 +177,10 @@ def render_check(console: Console, outcome: CheckOutcome, *, verbose: bool = Fal
     if not failed:
         _render_passed(console, outcome, watching=watching)
     else:
+        if see_it_at_work(outcome):  # e.g. `check --all`: the core is done, a bonus step is not
+            say(console, Text("Core steps done.", style="bold green"), "See it at work: "
+                "attn-practice explore sentence    (now with your own attention)")
+            console.print()
         _render_what_now(console, outcome, failed[0], watching=watching)
     for w in outcome.warnings:
         console.print(Text(f"warning: {w}", style="yellow"))
@@ -219,11 +223,22 @@ def _render_what_now(console: Console, outcome: CheckOutcome, first: StepResult,
                           f"`attn-practice check {first.id}`.")
     elif cause is not None:
         dep = resolve_step(cause.cause)
-        why = ("The error happened inside" if cause.raised else "It uses")
-        check_dep = ("press n until watch reaches it, or run " if watching else "run ")
-        say(console, "  1.", f"{why} {dep.file} (your {dep.function}, {dep.id}), which "
-                             f"{first.file} imports and which fails: {check_dep}"
-                             f"`attn-practice check {dep.id}` and fix {dep.function} first.")
+        check_dep = f"run `attn-practice check {dep.id}`"
+        if watching:
+            check_dep = f"press n until watch reaches {dep.id}, or {check_dep}"
+        what = {
+            Why.NOT_WRITTEN: f"{first.file} imports {dep.file}, whose {dep.function} is not written "
+                             f"yet ({dep.id}): write it first (`attn-practice show {dep.id}`), then "
+                             f"{check_dep}.",
+            Why.RAISED: f"The error happened inside {dep.file} (your {dep.function}, {dep.id}), "
+                        f"which {first.file} imports: {check_dep} and fix {dep.function} first.",
+            Why.FAILS: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), which "
+                       f"fails: {check_dep} and fix {dep.function} first.",
+            Why.UNCHECKED: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), "
+                           f"which you have not checked yet: {check_dep} first; if it passes, the "
+                           f"problem is in {first.file}.",
+        }[cause.why]
+        say(console, "  1.", what)
         say(console, "  2.", f"{again} To try {first.id} on its own, with the reference versions "
                              f"of the earlier steps: `attn-practice check {first.id} "
                              "--reference-steps`.")
@@ -263,7 +278,9 @@ def fmt(a: np.ndarray | None, places: int = 3) -> str:
         return "[" + ", ".join(fmt(r, places) for r in a) + "]"
 
     def one(x: float) -> str:
-        text = f"{x:.{places}f}".rstrip("0").rstrip(".")
+        text = f"{x:.{places}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
         return "0" if text in ("-0", "") else text
 
     return "[" + ", ".join(one(x) for x in a) + "]"
@@ -301,8 +318,8 @@ def render_worked_example(console: Console, rows: Sequence[Row], *, watching: bo
             got = Text(fmt(r.got), style="green" if r.ok else "red")
         table.add_row(f"{resolve_step(r.step).number} {r.stage}", fmt(r.expected), got, _mark(r))
     ex = worked_example()
-    lines: list[RenderableType] = [Text(f"q = {fmt(ex.q, 0)}   K = {fmt(ex.keys, 0)}\n"
-                                        f"V = {fmt(ex.values, 0)}   d_k = {ex.d_k}", style="dim"),
+    lines: list[RenderableType] = [Text(f"q = {fmt(ex.q)}   K = {fmt(ex.keys)}\n"
+                                        f"V = {fmt(ex.values)}   d_k = {ex.d_k}", style="dim"),
                                    table]
     chained = [r for r in rows if r.stage != "attention"]
     if len(chained) > 1:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from attn_practice.grader.engine.engine import Engine
-    from attn_practice.grader.teaching.practice import CheckOutcome
+    from attn_practice.grader.teaching.outcome import CheckOutcome
     from attn_practice.grader.teaching.workspace import State, Workspace
 
 Snapshot = dict[str, "tuple[int, int] | None"]

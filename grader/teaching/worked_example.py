@@ -14,7 +14,7 @@ Computation only: the rows are plain data (carried on `CheckOutcome`), and
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,32 +24,13 @@ from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, resolve_step
 from attn_practice.grader.results import GradeReport, Status
 from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits, LoadError
+from attn_practice.grader.teaching.outcome import Row
 from attn_practice.reference import attention as reference
 
 _EXAMPLE = worked_example()
 Q, K, V, D_K = _EXAMPLE.Q, _EXAMPLE.keys, _EXAMPLE.values, _EXAMPLE.d_k
 #: the steps the worked example runs through, in order
 STEPS = ("step1", "step2", "step3", "step4", "step5")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One stage of the worked example: what the lesson says, what the learner's code gave."""
-
-    stage: str  # "scores" | "scaled" | "weights" | "output" | "attention"
-    step: str  # the step whose function computed it
-    call: str  # how it was called, e.g. "scale_scores(scores, 4)"
-    expected: np.ndarray
-    got: np.ndarray | None  # None when the code gave no usable answer (see `problem`)
-    ok: bool
-    problem: str = ""  # why `got` is missing or has the wrong shape
-    first_divergence: bool = False
-    #: wrong only because it was fed an earlier stage's wrong answer (this stage itself is right)
-    inherited: bool = False
-    #: not attempted yet (stub still raises NotImplementedError, or no file): not a divergence
-    pending: bool = False
-    #: the step's file did not load (syntax error, failing import, no such function)
-    unloaded: bool = False
 
 
 def _expected() -> dict[str, np.ndarray]:
