@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 import shlex
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -165,7 +167,7 @@ def render_check(console: Console, outcome: CheckOutcome, *, verbose: bool = Fal
         if s.status is Status.MISSING:
             _render_missing(console, s)
         else:
-            render_step(console, s, verbose=verbose)
+            render_step(console, for_watch(s) if watching else s, verbose=verbose)
     failed = [s for s in report.steps if not s.passed]
     if failed and outcome.worked_example:
         console.print()
@@ -184,6 +186,26 @@ def render_check(console: Console, outcome: CheckOutcome, *, verbose: bool = Fal
         _render_what_now(console, outcome, failed[0], watching=watching)
     for w in outcome.warnings:
         console.print(Text(f"warning: {w}", style="yellow"))
+
+
+_WATCH_WORDS = (
+    (re.compile(r",? and check again\b"), ", and save: watch checks it again"),
+    (re.compile(r"\bcheck again\b"), "save again"),
+    (re.compile(r"`attn-practice hint(?: step\d+)?` helps you start"), "Press h for a hint"),
+    (re.compile(r"`attn-practice hint(?: step\d+)?`"), "press h"),
+)
+
+
+def for_watch(step: StepResult) -> StepResult:
+    """The step's advice as it applies inside `watch`: save to re-check, press h for a hint."""
+    def words(text: str) -> str:
+        for pattern, instead in _WATCH_WORDS:
+            text = pattern.sub(instead, text)
+        return text
+
+    tests = tuple(replace(t, failure=replace(t.failure, hint=words(t.failure.hint)))
+                  if t.failure is not None and t.failure.hint else t for t in step.tests)
+    return replace(step, tests=tests)
 
 
 def _render_passed(console: Console, outcome: CheckOutcome, *, watching: bool) -> None:
@@ -291,6 +313,8 @@ def _mark(r: Row) -> Text:
         return Text("✓", style="green")
     if r.pending:
         return Text("·", style="dim")
+    if r.unloaded:
+        return Text("✗ did not load", style="bold red")
     if r.first_divergence:
         return Text("✗ first difference", style="bold red")
     if r.inherited:
@@ -332,7 +356,7 @@ def render_worked_example(console: Console, rows: Sequence[Row], *, watching: bo
 
 def _worked_example_advice(rows: Sequence[Row], *, watching: bool) -> Text:
     """One sentence that fits what the rows show (a file that did not load is not a wrong number)."""
-    again = "save" if watching else "save, and check again"
+    again = "save" if watching else "save and check again"
     first = next((r for r in rows if r.first_divergence), None)
     if first is None and any(r.ok for r in rows):
         return Text("Your code reproduces the lesson's numbers at every stage it ran.", style="green")
@@ -340,8 +364,8 @@ def _worked_example_advice(rows: Sequence[Row], *, watching: bool) -> Text:
         return Text(f"Nothing to compare yet: write the function, {again}.", style="dim")
     ex = resolve_step(first.step)
     if first.unloaded:
-        return Text.assemble(f"{ex.file} did not load ({first.problem}), so there are no numbers "
-                             "to compare yet: fix the error shown above, then ", again, ".")
+        return Text(f"{ex.file} did not load, so there are no numbers of yours to compare with the "
+                    f"lesson's yet: fix the error shown above, then {again}.")
     if first.got is None:
         return Text.assemble(f"{ex.function} gave no answer at ", (first.stage, "bold"),
                              f" ({first.problem}): the report above says why.")
