@@ -217,11 +217,11 @@ def test_hints_stay_readable_after_a_pass(solved):
 
 def test_check_with_everything_passed(tmp_path):
     ws = make_workspace(tmp_path)
-    from attn_practice.grader.teaching.workspace import Workspace
+    from attn_practice.grader.teaching.workspace import Progress, Workspace
 
     def all_passed(state):
         for ex in load_catalog():
-            state.step(ex.id).status = "passed"
+            state.step(ex.id).status = Progress.PASSED
 
     Workspace(ws).update_state(all_passed)
     res = run(["check"], ws)
