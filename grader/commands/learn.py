@@ -91,7 +91,8 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
         nxt = first_unpassed(state, catalog)
         if nxt is None:
             out.print("[bold green]Every step has passed.[/] Well done! Check one again with "
-                      "`attn-practice check STEP`, or all of them with `attn-practice check --all`.")
+                      "`attn-practice check STEP`, or all of them with `attn-practice check --all`.",
+                      soft_wrap=not out.is_terminal)
             return EXIT_PASSED
         steps = [nxt]
     render_check_header(out, steps, chosen=not step and not all_steps)

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, load_catalog, resolve_step
-from attn_practice.grader.reports.terminal import hanging, indented, render_step
+from attn_practice.grader.reports.terminal import hanging, render_step
 from attn_practice.grader.results import Status, StepResult
 from attn_practice.grader.teaching.outcome import Row, Why
 from attn_practice.grader.teaching.workspace import Progress, stale_steps
@@ -281,9 +281,9 @@ def _render_missing(console: Console, s: StepResult) -> None:
     console.print(hanging(Text("·", style="bold"), Text.assemble(
         (f"Step {resolve_step(s.id).number}{' (bonus)' if s.bonus else ''} · ", "bold"),
         (s.title, "bold"))))
-    console.print(indented(f"{s.file} is missing from your workspace. `attn-practice reset {s.id}` "
-                           "puts a fresh stub back (so does `attn-practice start`, which only adds "
-                           "missing files).", 2))
+    say(console, " ", f"{s.file} is missing from your workspace. `attn-practice reset {s.id}` "
+                      "puts a fresh stub back (so does `attn-practice start`, which only adds "
+                      "missing files).")
 
 
 # ------------------------------------------------------------------ worked example
@@ -388,10 +388,12 @@ def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool) 
         console.print(Panel(Markdown(h), title=f"hint {i} of {total}{new}", title_align="left",
                             border_style=style, box=box.ROUNDED))
     if not newly and revealed >= total:
-        console.print(f"All {total} hints are revealed. `attn-practice show {ex.id}` has the lesson.")
+        console.print(f"All {total} hints are revealed. `attn-practice show {ex.id}` has the lesson.",
+                      soft_wrap=not console.is_terminal)
     elif revealed < total:
         left = total - revealed
-        console.print(f"({left} more: run `attn-practice hint {ex.id}` again)")
+        console.print(f"({left} more: run `attn-practice hint {ex.id}` again)",
+                      soft_wrap=not console.is_terminal)
 
 
 # ------------------------------------------------------------------ status
