@@ -23,7 +23,9 @@ DATA_DIR = Path(str(resources.files("attn_practice.exercises"))) / "data"
 
 @functools.cache
 def _raw(name: str) -> dict[str, Any]:
-    data = yaml.safe_load((DATA_DIR / name).read_text(encoding="utf-8"))
+    # The C loader when PyYAML has it: it is read on every `check`.
+    data = yaml.load((DATA_DIR / name).read_text(encoding="utf-8"),
+                     Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if not isinstance(data, dict):
         raise ValueError(f"{DATA_DIR / name}: expected a mapping")
     return data
