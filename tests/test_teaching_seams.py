@@ -235,3 +235,18 @@ def test_explore_example_prints_the_data_files_numbers(tmp_path):
     assert res.exit_code == 0
     assert "query q = [1, 0, 1, 0]   d_k = 4" in res.stdout
     assert "output = [5.6792, 1.546]" in res.stdout
+
+
+@pytest.mark.parametrize("got", [np.float64(3.0), np.ones((2, 2, 2)), np.array([np.nan, np.inf, -np.inf]),
+                                 np.zeros((1, 40)), np.array([])], ids=["scalar", "3-D", "non-finite",
+                                                                         "wide", "empty"])
+def test_the_panel_draws_any_answer_a_learners_code_gave(got):
+    rows = (Row("scores", "step1", "dot_scores(q, K)", np.array([[2.0, 0.0, 1.0]]), got, False,
+                problem=f"shape {np.shape(got)}, expected (1, 3)", first_divergence=True),)
+    step = StepResult(id="step1", title="Scores", status=Status.FAILED, score=0, max_score=1,
+                      file="step1_scores.py", function="dot_scores")
+    outcome = CheckOutcome(GradeReport("ws", (step,)), State(), resolve_step("step1"), {"step1": 3},
+                           worked_example=rows)
+    buf = io.StringIO()
+    render_check(Console(file=buf, width=80), outcome)
+    assert "first differ at scores" in joined(buf.getvalue())

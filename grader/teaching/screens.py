@@ -294,10 +294,6 @@ def fmt(a: np.ndarray | None, places: int = 3) -> str:
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 2 and a.shape[0] == 1:
         a = a[0]
-    if a.size > 12:
-        return f"<shape {a.shape}>"
-    if a.ndim > 1:
-        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
 
     def one(x: float) -> str:
         text = f"{x:.{places}f}"
@@ -305,6 +301,12 @@ def fmt(a: np.ndarray | None, places: int = 3) -> str:
             text = text.rstrip("0").rstrip(".")
         return "0" if text in ("-0", "") else text
 
+    if a.size > 12:
+        return f"<shape {a.shape}>"
+    if a.ndim > 1:
+        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
+    if a.ndim == 0:  # a learner's function that returned a single number
+        return one(float(a))
     return "[" + ", ".join(one(x) for x in a) + "]"
 
 
