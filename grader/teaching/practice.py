@@ -170,9 +170,8 @@ def _name_the_cause(step: StepResult, cause: Exercise) -> StepResult:
             return t
         summary = (f"{cause.function} in {cause.file} is not written yet (your {step.function} "
                    "calls it): it still raises NotImplementedError")
-        hint = (f"Write {cause.function} in {cause.file} first (`attn-practice show {cause.id}`), "
-                f"or check {step.id} on its own with the reference versions of the earlier steps: "
-                f"`attn-practice check {step.id} --reference-steps`.")
+        hint = (f"Write {cause.function} in {cause.file} first, or check {step.id} on its own "
+                "with the reference versions of the earlier steps (see \"What now\" below).")
         return replace(t, message=summary, failure=replace(f, summary=summary, hint=hint))
 
     tests = tuple(fix(t) for t in step.tests)

@@ -27,6 +27,7 @@ from rich.text import Text
 
 from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, load_catalog, resolve_step
+from attn_practice.grader.reports._text import clean
 from attn_practice.grader.reports.terminal import hanging, render_step
 from attn_practice.grader.results import Status, StepResult
 from attn_practice.grader.teaching.outcome import Row, Why
@@ -81,21 +82,30 @@ def working(console: Console, label: str, *, after: float = SLOW_AFTER,
         status.stop()
 
 
-def advice(console: Console, prefix: str | Text, body: str | Text) -> RenderableType:
+def advice(console: Console, prefix: str | Text, body: str | Text, *, indent: int = 0) -> RenderableType:
     """A line of advice that holds commands: wrapped under itself on a terminal, one line piped.
 
     Piped into a file or a pager, a command split across two lines cannot be
     copied; there the terminal (or the reader) wraps it, not us.
     """
     if console.is_terminal:
-        return hanging(prefix, body)
+        return hanging(prefix, body, indent=indent)
     head = prefix if isinstance(prefix, Text) else Text(prefix)
-    return Text.assemble(head, " ", body if isinstance(body, Text) else Text(body))
+    return Text.assemble(" " * indent, head, " ", body if isinstance(body, Text) else Text(body))
 
 
-def say(console: Console, prefix: str | Text, body: str | Text) -> None:
+def say(console: Console, prefix: str | Text, body: str | Text, *, indent: int = 0) -> None:
     """Print `advice(...)`; soft-wrapped when piped so no command is split."""
-    console.print(advice(console, prefix, body), soft_wrap=not console.is_terminal)
+    console.print(advice(console, prefix, body, indent=indent), soft_wrap=not console.is_terminal)
+
+
+def render_step_for_learner(console: Console, step: StepResult, *, verbose: bool = False) -> None:
+    """`render_step`, with the notes (which often hold commands) kept whole when piped."""
+    render_step(console, replace(step, notes=()), verbose=verbose)
+    if step.notes:
+        console.print()
+    for note in step.notes:
+        say(console, Text("note:", style="cyan"), clean(note), indent=2)
 
 
 def _cd_hint(directory: Path) -> str | None:
@@ -167,7 +177,7 @@ def render_check(console: Console, outcome: CheckOutcome, *, verbose: bool = Fal
         if s.status is Status.MISSING:
             _render_missing(console, s)
         else:
-            render_step(console, for_watch(s) if watching else s, verbose=verbose)
+            render_step_for_learner(console, for_watch(s) if watching else s, verbose=verbose)
     failed = [s for s in report.steps if not s.passed]
     if failed and outcome.worked_example:
         console.print()
