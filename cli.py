@@ -48,10 +48,9 @@ class AttnPracticeGroup(click.Group):
             import importlib
 
             module, attr = LAZY_COMMANDS[cmd_name]
-            try:
-                command = getattr(importlib.import_module(module, __package__), attr, None)
-            except ImportError:
-                return None
+            # No `except ImportError`: a bug in a lazily loaded group is an internal error
+            # (exit 3, "this is a bug in attn-practice"), never "No such command".
+            command = getattr(importlib.import_module(module, __package__), attr, None)
             if isinstance(command, click.Command):
                 self.add_command(command, cmd_name)
             else:

@@ -109,10 +109,10 @@ def parse_exercise(path: Path, data: Any) -> Exercise:
             raise _fail(path, key, "missing")
         if not isinstance(data[key], typ) or isinstance(data[key], bool):
             raise _fail(path, key, f"expected {_typename(typ)}, got {type(data[key]).__name__}")
-    m = re.fullmatch(r"step([1-9][0-9]*)", data["id"])
-    if not m:
+    parsed = parse_step_name(data["id"])
+    if parsed is None or parsed.id != data["id"]:
         raise _fail(path, "id", f"must look like 'step3', got {data['id']!r}")
-    number = int(m.group(1))
+    number = parsed.number
     if not re.fullmatch(rf"step{number}_[a-z0-9_]+\.py", data["file"]):
         raise _fail(path, "file", f"must look like 'step{number}_name.py', got {data['file']!r}")
     if data["kind"] not in ("core", "bonus"):
@@ -190,12 +190,51 @@ def load_catalog(root: Path | None = None) -> tuple[Exercise, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True)
+class StepName:
+    """A step name as a person or a file gives it: its number, and the file stem if one was named."""
+
+    number: int
+    stem: str | None = None  # "step2_scale" when the name was a file stem or file name
+
+    @property
+    def id(self) -> str:
+        return f"step{self.number}"
+
+
+_STEP_NAME = re.compile(r"(?:step)?([1-9][0-9]*)(_[a-z0-9_]+)?")
+
+
+def parse_step_name(name: str | int) -> StepName | None:
+    """The one parser of step names: 'step2', '2', 2, 'step2_scale', 'step2_scale.py' (CONTRACT §1).
+
+    Case and surrounding spaces do not matter. None when `name` is not shaped
+    like a step name at all; whether such a step exists is `resolve_step`'s
+    business. (Sandbox-side code does not import the catalog and keeps its own
+    check of module names.)
+    """
+    if isinstance(name, bool):
+        return None
+    text = str(name).strip().lower().removesuffix(".py")
+    m = _STEP_NAME.fullmatch(text)
+    if m is None or (m.group(2) and not text.startswith("step")):
+        return None
+    number = int(m.group(1))
+    return StepName(number, f"step{number}{m.group(2)}" if m.group(2) else None)
+
+
+def step_number(name: str | int) -> int:
+    """The number in a step name ('step3' -> 3); 0 for a name that is not one (sorts first)."""
+    parsed = parse_step_name(name)
+    return parsed.number if parsed is not None else 0
+
+
 def resolve_step(name: str | int, catalog: tuple[Exercise, ...] | None = None) -> Exercise:
     """Accept 'step2', '2', 2 or the file stem 'step2_scale' (CONTRACT §1)."""
     catalog = catalog if catalog is not None else load_catalog()
-    text = str(name).strip().lower().removesuffix(".py")
-    for ex in catalog:
-        if text in (ex.id, str(ex.number), ex.stem):
+    parsed = parse_step_name(name)
+    for ex in catalog if parsed is not None else ():
+        if ex.number == parsed.number and parsed.stem in (None, ex.stem):
             return ex
     valid = ", ".join(f"{e.id} ({e.stem})" for e in catalog)
     raise UnknownStep(f"unknown step {str(name)!r}. Valid steps: {valid}")

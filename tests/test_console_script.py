@@ -105,3 +105,69 @@ def test_colours_only_when_asked_and_no_color_wins(script_ws):
     plain = run_script(["status"], script_ws, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
     assert plain.exit_code == 0
     assert not COLOUR.search(plain.stdout), "NO_COLOR must switch colours off"
+
+
+def _run_in_a_pty(args: list[str], cwd, timeout: float = 180) -> str:
+    """Run the console script with a terminal as stdout (as a learner does); return all it wrote."""
+    import os
+    import pty
+    import select
+    import shutil
+    import time
+
+    exe = shutil.which("attn-practice")
+    assert exe, "the attn-practice console script is not installed (pip install -e .)"
+    main, child = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120", "LINES": "40"}
+    for name in ("NO_COLOR", "FORCE_COLOR", "ATTN_PRACTICE_DEBUG"):
+        env.pop(name, None)
+    proc = subprocess.Popen([exe, *args], cwd=cwd, stdin=child, stdout=child, stderr=child, env=env)
+    os.close(child)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(main, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+        os.close(main)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_a_slow_check_says_it_is_still_running_on_a_terminal_only(tmp_path):
+    res = run_script(["start", "ws"], tmp_path)
+    assert res.exit_code == 0
+    ws = tmp_path / "ws"
+    write_step(ws, "step1", """
+        import time
+
+        import numpy as np
+
+        CALLS = [0]
+
+        def dot_scores(Q, K):
+            CALLS[0] += 1
+            if CALLS[0] <= 12:
+                time.sleep(0.3)   # correct, but slow at first: the check takes a few seconds
+            return Q @ np.swapaxes(K, -1, -2)
+    """)
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", _run_in_a_pty(["check", "step1"], ws))
+    assert "Checking step1…" in screen  # the spinner's text
+    assert "still running after" in screen, screen[-2000:]
+    assert "✓ Step 1" in screen
+    piped = run_script(["check", "step1"], ws)
+    assert "✓ Step 1" in piped.stdout
+    assert "still running" not in piped.output and "Checking step1…" not in piped.output

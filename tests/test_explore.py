@@ -12,13 +12,10 @@ from conftest import assert_clean, correct_solutions, joined, make_workspace, ru
 from rich.console import Console
 
 from attn_practice.grader.sandbox.launcher import Launcher
-from attn_practice.grader.teaching import explore
-from attn_practice.grader.teaching.worked_example import (
-    first_divergence,
-    render_worked_example,
-    worked_example_rows,
-)
-from attn_practice.grader.teaching.workspace import Workspace
+from attn_practice.grader.teaching import explore, explore_render
+from attn_practice.grader.teaching.screens import render_worked_example
+from attn_practice.grader.teaching.worked_example import first_divergence, worked_example_rows
+from attn_practice.grader.teaching.workspace import Progress, Workspace
 
 IMPL = Path(__file__).resolve().parent / "implementations"
 NUMBER = re.compile(r"^(?:\d?\.\d+|1\.0|·)$")
@@ -46,7 +43,7 @@ def mark_passed(ws: Path, steps) -> None:
     w = Workspace(ws)
     state = w.load_state()
     for s in steps:
-        state.step(s).status = "passed"
+        state.step(s).status = Progress.PASSED
     w.save_state(state)
 
 
@@ -160,7 +157,7 @@ def test_example_from_a_file(tmp_path):
     (tmp_path / "ex.yaml").write_text("q: [2, 0]\nkeys: [[1, 0], [0, 1]]\nvalues: [[1, 0], [0, 1]]\n")
     res = run(["explore", "example", "--file", "ex.yaml"], tmp_path)
     assert res.exit_code == 0, res
-    assert "scores = [2, 0]" in res.stdout and f"√2 = scores / {explore.num(2 ** 0.5)}" in res.stdout
+    assert "scores = [2, 0]" in res.stdout and f"√2 = scores / {explore_render.num(2 ** 0.5)}" in res.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -206,10 +203,10 @@ def test_scale_measures_variance_and_saturation(tmp_path):
 
 
 def test_bar_drawing():
-    assert explore.bar(1.0, 10) == "█" * 10
-    assert explore.bar(0.0, 10) == ""
-    assert explore.bar(0.55, 10) == "█████▌"
-    assert explore.bar(float("nan"), 10) == ""
+    assert explore_render.bar(1.0, 10) == "█" * 10
+    assert explore_render.bar(0.0, 10) == ""
+    assert explore_render.bar(0.55, 10) == "█████▌"
+    assert explore_render.bar(float("nan"), 10) == ""
 
 
 # ------------------------------------------------------------ worked example

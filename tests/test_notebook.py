@@ -48,7 +48,8 @@ def test_a_correct_function_passes_and_never_runs_here():
     assert isinstance(result, StepResult) and isinstance(result, NotebookResult)
     assert result.status is Status.PASSED, console.export_text()
     assert result.score == result.max_score == 1.0
-    assert repr(result) == "<step2 passed: 1/1>"
+    assert repr(result).startswith("<step2 scale_scores: passed; 1/1 points; ")
+    assert "tests passed>" in repr(result) and "\n" not in repr(result)
     assert CALLS == 0  # only its source went to the sandbox
     text = joined(console.export_text())
     assert "Step 2" in text and "step2 passes" in text
@@ -99,8 +100,9 @@ def test_lambda_builtin_and_sourceless_functions_are_refused_clearly():
     exec("def softmax(x, axis=-1):\n    return x\n", namespace)  # no file: no source
     with pytest.raises(ValueError, match="kept no source"):
         check("step3", namespace["softmax"])
-    with pytest.raises(ValueError, match="not a function"):
+    with pytest.raises(ValueError, match="not a function") as refused:
         check("step3", 42)
+    assert "it is an int (42)" in str(refused.value) and "a int" not in str(refused.value)
 
 
 def test_closures_over_plain_values_work_but_not_over_objects():
@@ -130,5 +132,46 @@ def test_functions_defined_in_ipython_cells(tmp_path):
     )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
-    assert "<step2 passed: 1/1>" in proc.stdout, proc.stdout + proc.stderr
+    assert "<step2 scale_scores: passed; 1/1 points;" in proc.stdout, proc.stdout + proc.stderr
     assert "refused" in proc.stdout
+
+
+# ------------------------------------------------------------ as a notebook shows it
+class CountingConsole(Console):
+    """A console that counts its print calls: each one is a separate output in Jupyter."""
+
+    def __init__(self, **kw):
+        super().__init__(record=True, width=100, no_color=True, **kw)
+        self.prints = 0
+
+    def print(self, *args, **kwargs):  # noqa: A003 - rich's name
+        if not self._buffer_index:  # a print made outside a capture reaches the notebook
+            self.prints += 1
+        return super().print(*args, **kwargs)
+
+
+def my_softmax(x, axis=-1):
+    return np.exp(x) / np.exp(x).sum()  # global, not per slice
+
+
+def test_one_display_output_per_check_and_the_repro_calls_the_notebooks_function():
+    console = CountingConsole()
+    result = check("step3", my_softmax, console=console)
+    assert result.status is Status.FAILED
+    assert console.prints == 1
+    text = console.export_text()
+    assert "my_softmax(np.array(" in text  # the name the learner defined it by
+    assert "from step3_softmax import" not in text  # a notebook has no such file to import
+    assert "run Python in the folder" not in text
+    assert "worked example" in text  # still shown, inside the same output
+    again = CountingConsole()
+    check("step2", my_scale, console=again)
+    assert again.prints == 1
+
+
+def test_the_repr_says_what_matters_on_one_line():
+    result = check("step2", scale_by_dk, show=False)
+    text = repr(result)
+    assert text.startswith("<step2 scale_scores: failed; 0/1 points; ") and text.endswith(">")
+    assert "known mistake: scale-by-dk" in text and "first failure: " in text
+    assert "tests passed" in text and "\n" not in text and len(text) < 300

@@ -24,7 +24,7 @@ from attn_practice.grader.teaching.watch import (
     WatchLoop,
     open_key_source,
 )
-from attn_practice.grader.teaching.workspace import Workspace
+from attn_practice.grader.teaching.workspace import Progress, Workspace
 
 
 class FakeKeys:
@@ -157,7 +157,7 @@ def test_all_passed_means_nothing_to_watch(workspace):
     ws = Workspace(workspace)
     state = ws.load_state()
     for e in load_catalog():
-        state.step(e.id).status = "passed"
+        state.step(e.id).status = Progress.PASSED
     ws.save_state(state)
     loop, console, _, checker = make_loop(workspace, FakeKeys())
     assert loop.run() == 0
@@ -247,7 +247,7 @@ def test_real_checks_in_a_real_workspace_without_a_terminal(workspace):
     took = time.perf_counter() - t0
     assert loop.checks == 2, console.export_text()
     assert loop.current.id == "step2"
-    assert Workspace(workspace).load_state().step("step1").status == "passed"
+    assert Workspace(workspace).load_state().step("step1").status is Progress.PASSED
     assert loop.run() == 0  # q
     assert loop.checker.engine is None  # closed
     assert took < 30
@@ -308,6 +308,6 @@ def test_watch_in_a_real_terminal(tmp_path):
         stty = (tmp_path / "exit-status.stty").read_text()
         assert " icanon" in stty and " echo " in stty  # the terminal is back in normal mode
         assert "Stopped watching" in tmux("capture-pane", "-p", "-t", tmux.name)
-        assert Workspace(ws).load_state().step("step1").status == "passed"
+        assert Workspace(ws).load_state().step("step1").status is Progress.PASSED
     finally:
         tmux("kill-server")

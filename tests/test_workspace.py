@@ -13,6 +13,7 @@ from conftest import assert_clean, joined, load_catalog, run
 from attn_practice.grader.teaching import workspace as wsmod
 from attn_practice.grader.teaching.workspace import (
     STATE_FILE,
+    Progress,
     State,
     Workspace,
     create_workspace,
@@ -152,11 +153,11 @@ def test_state_file_with_wrong_types_inside_is_repaired(workspace):
     assert_clean(res)
     assert res.exit_code == 0
     steps = Workspace(workspace).load_state().steps
-    assert steps["step1"].status == "passed"
+    assert steps["step1"].status is Progress.PASSED
     assert steps["step1"].hints == 3  # capped at the number of hints
     assert steps["step1"].attempts == 0
-    assert steps["step2"].status == "not started"
-    assert steps["step3"].status == "not started" and steps["step3"].hints == 0
+    assert steps["step2"].status is Progress.NOT_STARTED
+    assert steps["step3"].status is Progress.NOT_STARTED and steps["step3"].hints == 0
     assert "step42" not in steps
 
 
@@ -210,10 +211,10 @@ def test_update_state_rereads_before_writing(workspace):
     ws = Workspace(workspace)
     stale = ws.load_state()
     assert run(["hint", "step1"], workspace).exit_code == 0  # another terminal, meanwhile
-    ws.update_state(lambda st: setattr(st.step("step2"), "status", "failed"))
+    ws.update_state(lambda st: setattr(st.step("step2"), "status", Progress.FAILED))
     fresh = ws.load_state()
     assert fresh.step("step1").hints == 1
-    assert fresh.step("step2").status == "failed"
+    assert fresh.step("step2").status is Progress.FAILED
     assert stale.step("step1").hints == 0
 
 
@@ -317,12 +318,12 @@ def test_reset_a_missing_file_puts_the_stub_back(workspace):
 
 def test_reset_keeps_hint_count_and_clears_status(workspace):
     ws = Workspace(workspace)
-    ws.update_state(lambda st: setattr(st.step("step1"), "status", "failed"))
+    ws.update_state(lambda st: setattr(st.step("step1"), "status", Progress.FAILED))
     run(["hint", "step1"], workspace)
     (workspace / "step1_scores.py").write_text("# mine\n", encoding="utf-8")
     assert run(["reset", "step1", "-y"], workspace).exit_code == 0
     st = ws.load_state().step("step1")
-    assert st.status == "not started" and st.hints == 1
+    assert st.status is Progress.NOT_STARTED and st.hints == 1
 
 
 # ---------------------------------------------------------------- finding the workspace

@@ -73,7 +73,7 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
     prestart()  # the sandbox server starts while the engine is imported
     from attn_practice.grader.catalog import load_catalog
     from attn_practice.grader.teaching.practice import first_unpassed, run_check
-    from attn_practice.grader.teaching.screens import render_check, render_check_header
+    from attn_practice.grader.teaching.screens import render_check, render_check_header, working
 
     chosen = [step_named(step)] if step and not all_steps else None  # a bad name fails before anything else
     if step and all_steps:
@@ -91,26 +91,14 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
         nxt = first_unpassed(state, catalog)
         if nxt is None:
             out.print("[bold green]Every step has passed.[/] Well done! Check one again with "
-                      "`attn-practice check STEP`, or all of them with `attn-practice check --all`.")
+                      "`attn-practice check STEP`, or all of them with `attn-practice check --all`.",
+                      soft_wrap=not out.is_terminal)
             return EXIT_PASSED
         steps = [nxt]
     render_check_header(out, steps, chosen=not step and not all_steps)
-    spinner = out.status(f"Checking {', '.join(e.id for e in steps)}…", spinner="dots") \
-        if out.is_terminal else None
-    if spinner is not None:
-        spinner.start()
-
-    def show(result: Any) -> None:
-        if spinner is not None:
-            spinner.stop()
-        render_check(out, result, verbose=verbose)
-
-    try:
-        # rendered inside run_check, while the engine's sandboxes can still run the worked example
-        outcome = run_check(ws, steps, state, reference_steps=reference_steps, then=show)
-    finally:
-        if spinner is not None:
-            spinner.stop()
+    with working(out, f"Checking {', '.join(e.id for e in steps)}…"):
+        outcome = run_check(ws, steps, state, reference_steps=reference_steps)
+    render_check(out, outcome, verbose=verbose)
     return EXIT_PASSED if outcome.report.passed else EXIT_FAILED
 
 
@@ -213,7 +201,10 @@ def reset(step: str, yes: bool) -> int:
         raise Problem(f"could not reset {ex.file}: {exc.strerror or exc}", code=EXIT_INTERNAL) from None
 
     def forget(state: Any) -> None:
-        state.step(ex.id).status = "not started"
+        from attn_practice.grader.teaching.workspace import Progress
+
+        state.step(ex.id).status = Progress.NOT_STARTED
+        state.step(ex.id).passed_with = {}
 
     try:
         state = ws.update_state(forget)
@@ -225,7 +216,7 @@ def reset(step: str, yes: bool) -> int:
         msg += f" Your previous version is in {backup.relative_to(ws.root)}."
     else:
         msg += " (It was still the stub, or missing, so there was nothing to back up.)"
-    out.print(msg, markup=False)
+    out.print(msg, markup=False, soft_wrap=not out.is_terminal)  # a path stays whole
     return EXIT_PASSED
 
 
@@ -279,7 +270,7 @@ def solution(step: str) -> int:
     state = ws.load_state()
     warn(state.warnings)
     st = state.step(ex.id)
-    if st.status != "passed" and not st.passed_at:
+    if not st.passed and not st.passed_at:
         raise Problem(f"{ex.id} has not passed yet: the solution unlocks once it does. "
                       f"Try `attn-practice hint {ex.id}`.", code=EXIT_FAILED)
     render_solution(console(), ex)

@@ -1,7 +1,7 @@
 """Teaching commands: `explore` (the lesson's widgets) and `watch` (re-check on save).
 
-`cli.py` registers the Click commands named `selftest`, `explore` and `watch`
-found here. Each command only parses and renders; the work is in `explore`,
+`cli.py` registers the Click commands `explore` and `watch` found here
+(lazily, through its `LAZY_COMMANDS` table). Each command only parses and renders; the work is in `explore`,
 `watch` and the engine. Heavy imports happen inside the commands so
 `attn-practice --help` stays instant.
 """
@@ -21,11 +21,6 @@ def _usage_error(message: str) -> NoReturn:
 
 
 _console = console
-
-
-# ------------------------------------------------------------------ selftest
-# `selftest` is added here by its owner (cli.py registers a Click command named
-# `selftest` from this module when it exists). Keep this spot for it.
 
 
 # ------------------------------------------------------------------ explore
@@ -63,10 +58,9 @@ def sentence(token: str | None, causal: bool) -> int:
         InputError,
         find_token,
         load_sentence,
-        render_heatmap,
-        render_row,
         sentence_heatmap,
     )
+    from attn_practice.grader.teaching.explore_render import render_heatmap, render_row
 
     if token is not None:
         try:
@@ -101,12 +95,8 @@ def example(q: str | None, keys: str | None, values: str | None, file: Path | No
       attn-practice explore example --q 1,1 --keys "1,0;0,1" --values "1,2;3,4"
       attn-practice explore example --file example.yaml
     """
-    from attn_practice.grader.teaching.explore import (
-        InputError,
-        build_example,
-        example_steps,
-        render_example,
-    )
+    from attn_practice.grader.teaching.explore import InputError, build_example, example_steps
+    from attn_practice.grader.teaching.explore_render import render_example
 
     try:
         ex = build_example(q, keys, values, file)
@@ -125,7 +115,8 @@ def scale(seed: int) -> int:
     Example:
       attn-practice explore scale --seed 1
     """
-    from attn_practice.grader.teaching.explore import render_scale, scale_experiment
+    from attn_practice.grader.teaching.explore import scale_experiment
+    from attn_practice.grader.teaching.explore_render import render_scale
 
     render_scale(_console(), scale_experiment(seed=seed), seed=seed)
     return 0

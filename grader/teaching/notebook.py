@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from attn_practice.grader.catalog import Exercise, resolve_step
 from attn_practice.grader.results import Status, StepResult
+from attn_practice.grader.teaching.worked_example import STEPS, worked_example_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,10 +33,36 @@ _SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 
 @dataclass(frozen=True, repr=False)
 class NotebookResult(StepResult):
-    """A `StepResult` with a one-line repr, so a notebook cell does not echo the whole report."""
+    """A `StepResult` with a one-line repr, so a notebook cell does not echo the whole report.
+
+    The line still says what matters: the verdict, how many tests passed, the
+    known mistakes named, and the first failure's headline.
+    """
 
     def __repr__(self) -> str:
-        return f"<{self.id} {self.status.value}: {self.score:g}/{self.max_score:g}>"
+        passed = sum(t.status is Status.PASSED for t in self.tests)
+        parts = [f"{self.id} {self.function or ''}".rstrip() + f": {self.status.value}",
+                 f"{self.score:g}/{self.max_score:g} points"]
+        if self.tests:
+            parts.append(f"{passed} of {len(self.tests)} tests passed")
+        if self.diagnoses:
+            parts.append("known mistake" + ("s" if len(self.diagnoses) > 1 else "") + ": "
+                         + ", ".join(self.diagnosis_ids))
+        first = next((t for t in self.tests if t.status is not Status.PASSED), None)
+        if first is not None and (first.message or first.failure):
+            headline = first.failure.summary if first.failure else first.message
+            parts.append(f"first failure: {_short(headline, 100)}")
+        return "<" + "; ".join(parts) + ">"
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _a(word: str) -> str:
+    """'an int', 'a str': the article a type name needs."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 # ------------------------------------------------------------------ source
@@ -64,7 +91,8 @@ def learner_source(function: Any, ex: Exercise) -> LearnerFile:
     if inspect.ismethod(target):
         target = target.__func__
     if not inspect.isfunction(target):
-        raise _no_source(function, ex, f"it is a {type(function).__name__}, not a function")
+        raise _no_source(function, ex, f"it is {_a(type(function).__name__)} ({_short(repr(function), 40)}), "
+                                       "not a function")
     if target.__name__ == "<lambda>":
         raise _no_source(function, ex, "it is a lambda")
     source = _source_of(target)
@@ -288,18 +316,53 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
         import rich
 
         console = rich.get_console()
+    name = _learner_name(function, ex)
     with tempfile.TemporaryDirectory(prefix="attnp-notebook-") as tmp, Engine(RunOptions(**run)) as engine:
         report = engine.grade(Path(tmp), [ex], files=files, label=f"<notebook {ex.id}>")
-        result = report.steps[0]
+        result = _as_called(report.steps[0], ex.function, name)
         if learner_file.unresolved:
             note = (f"check() could not send {', '.join(learner_file.unresolved)} to the grader "
                     "along with your function; define what it needs inside the function or at the "
                     "top level of the cell as plain numbers or imports")
             result = _with_note(result, note)
-        if show:
-            assert console is not None
-            _render(console, result, ex, engine, files, tmp, options)
+        rows: tuple = ()
+        if show and options.get("worked_example", True) and ex.id in STEPS and \
+                result.status not in (Status.PASSED, Status.MISSING):
+            shims = _reference_shims(ex) if options.get("reference_steps") else None
+            try:
+                rows = tuple(worked_example_rows(Path(tmp), engine.launcher, steps=[ex.id],
+                                                 files=files, shims=shims))
+            except Exception:  # noqa: BLE001 - the panel is a teaching aid, never a reason to fail
+                rows = ()
+    if show:
+        assert console is not None
+        _render(console, result, ex, name, rows, verbose=bool(options.get("verbose", False)))
     return NotebookResult(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+
+def _learner_name(function: Any, ex: Exercise) -> str:
+    """The name the learner calls their function by in the notebook."""
+    target = inspect.unwrap(function)
+    target = getattr(target, "__func__", target)
+    name = getattr(target, "__name__", "")
+    return name if name.isidentifier() else ex.function
+
+
+def _as_called(result: StepResult, function: str, name: str) -> StepResult:
+    """Repro lines that call the function by the learner's own name (`my_softmax(...)`)."""
+    if name == function:
+        return result
+    from dataclasses import replace
+
+    pattern = re.compile(rf"^{re.escape(function)}\(")
+
+    def rename(t: Any) -> Any:
+        f = t.failure
+        if f is None or not pattern.match(f.repro):
+            return t
+        return replace(t, failure=replace(f, repro=pattern.sub(f"{name}(", f.repro, count=1)))
+
+    return replace(result, tests=tuple(rename(t) for t in result.tests))
 
 
 def _with_note(result: StepResult, note: str) -> StepResult:
@@ -308,29 +371,30 @@ def _with_note(result: StepResult, note: str) -> StepResult:
     return replace(result, notes=(*result.notes, note))
 
 
-def _render(console: Console, result: StepResult, ex: Exercise, engine: Any, files: dict[str, bytes],
-            tmp: str, options: dict[str, Any]) -> None:
+def _render(console: Console, result: StepResult, ex: Exercise, name: str, rows: tuple, *,
+            verbose: bool) -> None:
+    """The whole report as ONE print, so a notebook cell gets one output, not dozens.
+
+    Repro lines are shown without `from step3_softmax import ...`: in a
+    notebook the function is already defined, under the learner's own name.
+    """
+    from dataclasses import replace
+
     from attn_practice.grader.reports.terminal import render_step
+    from attn_practice.grader.teaching.screens import render_worked_example
 
-    render_step(console, result, verbose=bool(options.get("verbose", False)))
-    from attn_practice.grader.teaching.worked_example import (
-        STEPS,
-        render_worked_example,
-        worked_example_rows,
-    )
+    shown = replace(result, file="", function=name)
+    with console.capture() as captured:
+        render_step(console, shown, verbose=verbose)
+        if rows:
+            console.print()
+            render_worked_example(console, rows)
+        if result.passed:
+            console.print(f"[bold green]{ex.id} passes.[/] In a workspace, `attn-practice check "
+                          f"{ex.id}` records it.")
+    from rich.text import Text
 
-    if options.get("worked_example", True) and ex.id in STEPS and \
-            result.status not in (Status.PASSED, Status.MISSING):
-        shims = _reference_shims(ex) if options.get("reference_steps") else None
-        try:
-            rows = worked_example_rows(Path(tmp), engine.launcher, steps=[ex.id], files=files,
-                                       shims=shims)
-        except Exception:  # noqa: BLE001 - the panel is a teaching aid, never a reason to fail
-            rows = []
-        render_worked_example(console, rows)
-    if result.passed:
-        console.print(f"[bold green]{ex.id} passes.[/] In a workspace, `attn-practice check {ex.id}` "
-                      "records it.")
+    console.print(Text.from_ansi(captured.get().rstrip("\n")), soft_wrap=True)
 
 
 def _reference_shims(ex: Exercise) -> dict[str, str]:

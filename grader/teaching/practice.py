@@ -1,49 +1,58 @@
-"""`check` for a learner: grade workspace steps with the engine, then record progress."""
+"""`check` for a learner: grade workspace steps with the engine, then record progress.
+
+The data path of one check: `run_check` asks the engine for a `GradeReport`,
+points each failure at the step file that caused it (`blame`), computes the
+worked-example rows through the same engine's sandboxes, records progress in
+the state file, and returns all of it as one plain `CheckOutcome` for the
+screens to draw. Nothing after `run_check` starts a sandbox.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import replace
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.engine.engine import Engine, RunOptions
-from attn_practice.grader.results import GradeReport
-from attn_practice.grader.sandbox.launcher import Launcher
-from attn_practice.grader.teaching.workspace import STATE_FILE, State, Workspace
-
-
-@dataclass
-class CheckOutcome:
-    report: GradeReport
-    state: State
-    next_step: Exercise | None  # what to do after this check
-    hints_total: dict[str, int]
-    warnings: list[str] = field(default_factory=list)  # e.g. progress could not be saved
-    #: the engine's sandbox launcher while it is open (inside `run_check(then=...)`), else None
-    launcher: Launcher | None = field(default=None, repr=False, compare=False)
+from attn_practice.grader.results import GradeReport, StepResult, TestResult
+from attn_practice.grader.teaching.outcome import Blame, CheckOutcome, Why
+from attn_practice.grader.teaching.worked_example import rows_after_check
+from attn_practice.grader.teaching.workspace import STATE_FILE, Progress, State, Workspace
 
 
 def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> Exercise | None:
     """The first step (core, then bonus) that has not passed yet; None when all have."""
     for e in catalog or load_catalog():
-        if state.step(e.id).status != "passed":
+        if not state.step(e.id).passed:
             return e
     return None
 
 
-def record(state: State, report: GradeReport, when: str | None = None) -> None:
-    """Write a check's results into `state`: attempts, status, when first passed."""
+def record(state: State, report: GradeReport, when: str | None = None,
+           ws: Workspace | None = None) -> None:
+    """Write a check's results into `state`: attempts, status, when first passed.
+
+    With `ws`, a pass also remembers the fingerprints of the step files it
+    imports, so `status` can tell when one of them changed afterwards.
+    """
     now = when or _dt.datetime.now().isoformat(timespec="seconds")
+    by_id = {e.id: e for e in load_catalog()}
     for s in report.steps:
         st = state.step(s.id)
         st.attempts += 1
         if s.passed:
-            if st.status != "passed":
+            if not st.passed:
                 st.passed_at = now
-            st.status = "passed"
+            st.status = Progress.PASSED
+            ex = by_id.get(s.id)
+            st.passed_with = ({d.file: ws.fingerprint(d.file) for d in ws.imported_steps(ex)}
+                              if ws is not None and ex is not None else {})
         else:  # the latest check decides; `passed_at` remembers that it passed once
-            st.status = "failed"
+            st.status = Progress.FAILED
+            st.passed_with = {}
 
 
 def check_options(state: State, steps: Sequence[Exercise], *, reference_steps: bool = False) -> RunOptions:
@@ -52,50 +61,125 @@ def check_options(state: State, steps: Sequence[Exercise], *, reference_steps: b
     return RunOptions(
         reference_steps=reference_steps,
         known_failing=frozenset(sid for sid, st in state.steps.items()
-                                if st.status == "failed" and sid not in checked),
+                                if st.status is Progress.FAILED and sid not in checked),
         known_unchecked=frozenset(sid for sid, st in state.steps.items()
-                                  if st.status == "not started" and sid not in checked),
+                                  if st.status is Progress.NOT_STARTED and sid not in checked),
         speed_notes=True,
     )
 
 
 def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
               reference_steps: bool = False, options: RunOptions | None = None,
-              engine: Engine | None = None,
-              then: Callable[[CheckOutcome], None] | None = None) -> CheckOutcome:
+              engine: Engine | None = None) -> CheckOutcome:
     """Grade `steps` of the workspace, then save progress (re-read under a lock first).
 
-    `engine` lets a caller that checks many times (tests, `watch`) keep one warm.
-    `then(outcome)` runs before the engine is closed, so a renderer can still use
-    `outcome.launcher` (the worked example runs the learner's code through it).
+    `engine` lets a caller that checks many times (tests, `watch`, the web
+    lesson) keep one warm; it is left open.
     """
     if engine is not None:
         # A warm engine (watch, tests) still needs this check's view of the other steps.
-        fresh = check_options(state, steps)
+        fresh = check_options(state, steps, reference_steps=reference_steps)
         engine.options = replace(engine.options, known_failing=fresh.known_failing,
-                                 known_unchecked=fresh.known_unchecked)
+                                 known_unchecked=fresh.known_unchecked,
+                                 reference_steps=reference_steps or engine.options.reference_steps)
+        return _grade_and_record(ws, steps, state, engine)
     options = options or check_options(state, steps, reference_steps=reference_steps)
-    if engine is None:
-        with Engine(options) as own:
-            outcome = _grade_and_record(ws, steps, state, own, then)
-        outcome.launcher = None  # closed with the engine
-        return outcome
-    return _grade_and_record(ws, steps, state, engine, then)
+    with Engine(options) as own:
+        return _grade_and_record(ws, steps, state, own)
 
 
-def _grade_and_record(ws: Workspace, steps: Sequence[Exercise], state: State, engine: Engine,
-                      then: Callable[[CheckOutcome], None] | None) -> CheckOutcome:
-    report = engine.grade(ws.root, steps, label=str(ws.root))
-    warnings: list[str] = []
+def _grade_and_record(ws: Workspace, steps: Sequence[Exercise], state: State,
+                      engine: Engine) -> CheckOutcome:
     catalog = load_catalog()
+    report = engine.grade(ws.root, steps, label=str(ws.root))
+    report, blames = blame(ws, report, state, catalog)
+    rows = () if engine.options.reference_steps else rows_after_check(report, ws.root, engine.launcher)
+    warnings: list[str] = []
     try:
-        state = ws.update_state(lambda st: record(st, report), catalog)
+        state = ws.update_state(lambda st: record(st, report, ws=ws), catalog)
     except OSError as exc:
-        record(state, report)
+        record(state, report, ws=ws)
         warnings.append(f"your progress could not be saved to {STATE_FILE} "
                         f"({exc.strerror or exc}); the result above still stands.")
-    outcome = CheckOutcome(report, state, first_unpassed(state, catalog),
-                           {e.id: len(e.hints) for e in catalog}, warnings, engine.launcher)
-    if then is not None:
-        then(outcome)  # e.g. render, while the engine's sandbox launcher is still warm
-    return outcome
+    return CheckOutcome(report, state, first_unpassed(state, catalog),
+                        {e.id: len(e.hints) for e in catalog}, warnings, rows, blames)
+
+
+# ------------------------------------------------------------------ blame
+_FILE_RE = re.compile(r'File "([^"]+)"')
+
+
+def raised_in(step: StepResult, catalog: Sequence[Exercise]) -> Exercise | None:
+    """The other step whose file the first failure's traceback ends in, if any."""
+    for t in step.tests:
+        f = t.failure
+        if f is None or not f.traceback:
+            continue
+        files = [os.path.basename(m) for m in _FILE_RE.findall(f.traceback)]
+        if not files:
+            continue
+        last = files[-1]
+        if last == step.file:
+            return None
+        return next((ex for ex in catalog if ex.file == last), None)
+    return None
+
+
+def blame(ws: Workspace, report: GradeReport, state: State,
+          catalog: Sequence[Exercise]) -> tuple[GradeReport, dict[str, Blame]]:
+    """Point each failing step at the earlier step file that makes it fail.
+
+    An error raised inside an imported step's file blames that step (and a
+    "not written yet" headline names its function, not the step checked);
+    otherwise a failing step that imports a step which fails now, or failed
+    at its last check, blames that one.
+    """
+    by_id = {e.id: e for e in catalog}
+    failing_now = {s.id for s in report.steps if not s.passed}
+    blames: dict[str, Blame] = {}
+    steps = []
+    for s in report.steps:
+        ex = by_id.get(s.id)
+        if s.passed or ex is None:
+            steps.append(s)
+            continue
+        cause = raised_in(s, catalog)
+        if cause is not None:
+            named = _name_the_cause(s, cause)
+            why = Why.NOT_WRITTEN if named is not s else Why.RAISED
+            blames[s.id] = Blame(s.id, cause.id, why)
+            s = named
+        else:
+            deps = ws.imported_steps(ex, catalog)
+            bad = [d for d in deps
+                   if d.id in failing_now or state.step(d.id).status is Progress.FAILED]
+            unsure = [d for d in deps if state.step(d.id).status is Progress.NOT_STARTED]
+            if bad:
+                blames[s.id] = Blame(s.id, bad[0].id, Why.FAILS)
+            elif unsure:
+                blames[s.id] = Blame(s.id, unsure[0].id, Why.UNCHECKED)
+        steps.append(s)
+    return replace(report, steps=tuple(steps)), blames
+
+
+def _name_the_cause(step: StepResult, cause: Exercise) -> StepResult:
+    """Make a "not written yet" headline true: it is `cause`'s function that is a stub."""
+    def fix(t: TestResult) -> TestResult:
+        f = t.failure
+        if f is None or f.kind != "not-implemented":
+            return t
+        summary = (f"{cause.function} in {cause.file} is not written yet (your {step.function} "
+                   "calls it): it still raises NotImplementedError")
+        hint = (f"Write {cause.function} in {cause.file} first, or check {step.id} on its own "
+                "with the reference versions of the earlier steps (see \"What now\" below).")
+        return replace(t, message=summary, failure=replace(f, summary=summary, hint=hint))
+
+    tests = tuple(fix(t) for t in step.tests)
+    if tests == step.tests:
+        return step
+    error = tests[0].message if step.error and len(tests) == 1 else step.error
+    return replace(step, tests=tests, error=error)
+
+
+__all__ = ["Blame", "CheckOutcome", "Why", "blame", "check_options", "first_unpassed", "raised_in",
+           "record", "run_check"]

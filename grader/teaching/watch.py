@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from attn_practice.grader.engine.engine import Engine
-    from attn_practice.grader.teaching.practice import CheckOutcome
+    from attn_practice.grader.teaching.outcome import CheckOutcome
     from attn_practice.grader.teaching.workspace import State, Workspace
 
 Snapshot = dict[str, "tuple[int, int] | None"]
@@ -247,7 +247,7 @@ class WatchLoop:
         self._seen = self.poller()
         if self.current is None:
             state = self.ws.load_state(self.catalog)
-            todo = [e for e in self.catalog if state.step(e.id).status != "passed"]
+            todo = [e for e in self.catalog if not state.step(e.id).passed]
             if not todo:
                 self.console.print("[bold green]Every step has passed.[/] Nothing to watch: "
                                    "try `attn-practice explore sentence`.")
@@ -302,7 +302,7 @@ class WatchLoop:
         """Check the current step, redraw the screen; on a pass, move on to the next step."""
         from rich.rule import Rule
 
-        from attn_practice.grader.teaching.screens import render_check
+        from attn_practice.grader.teaching.screens import render_check, working
 
         ex = self.current
         if ex is None:
@@ -310,7 +310,8 @@ class WatchLoop:
         state = self.ws.load_state(self.catalog)
         t0 = self.clock()
         try:
-            outcome = self.checker(self.ws, [ex], state)
+            with working(self.console, f"Checking {ex.id}…"):
+                outcome = self.checker(self.ws, [ex], state)
         except (RuntimeError, OSError) as exc:
             self.console.print(f"[bold red]could not check {ex.id}:[/] {exc}. Save again to retry.")
             return None
@@ -320,7 +321,7 @@ class WatchLoop:
         if self.clear:
             self.console.clear()
         self.console.print(Rule(f"attn-practice watch · {ex.id} · {ex.title}", align="left"))
-        render_check(self.console, outcome)
+        render_check(self.console, outcome, watching=True)
         passed = bool(outcome.report.steps) and all(s.passed for s in outcome.report.steps)
         if passed:
             nxt = self._next_unpassed(ex, outcome.state)
@@ -368,7 +369,7 @@ class WatchLoop:
 
     def _next_unpassed(self, after: Exercise, state: State) -> Exercise | None:
         """The next step not yet passed, after `after` in course order, else the first one."""
-        todo = [e for e in self.catalog if state.step(e.id).status != "passed"]
+        todo = [e for e in self.catalog if not state.step(e.id).passed]
         later = [e for e in todo if e.number > after.number]
         return (later or todo or [None])[0]
 

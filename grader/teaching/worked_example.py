@@ -1,54 +1,36 @@
 """The lesson's worked example, computed by the learner's own code, stage by stage.
 
-q = [1, 0, 1, 0] against three keys and values (CONTRACT §2) goes through
+q = [1, 0, 1, 0] against three keys and values (CONTRACT §2; the numbers
+live in exercises/data/worked_example.yaml) goes through
 `dot_scores`, `scale_scores`, `softmax` and `weighted_sum` (steps 1-4), each
 fed the learner's previous answer, and through `attention` (step 5) in one
 go. Beside each stage stand the lesson's numbers, so a learner sees where
 their numbers first part from it. Learner code runs in the sandbox only.
+
+Computation only: the rows are plain data (carried on `CheckOutcome`), and
+`screens.render_worked_example` draws them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, resolve_step
-from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits
+from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits, LoadError
+from attn_practice.grader.teaching.outcome import Row
 from attn_practice.reference import attention as reference
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from attn_practice.grader.teaching.practice import CheckOutcome
-
-Q = np.array([[1.0, 0.0, 1.0, 0.0]])
-K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
-V = np.array([[10.0, 0.0], [0.0, 5.0], [2.0, 2.0]])
-D_K = 4
+_EXAMPLE = worked_example()
+Q, K, V, D_K = _EXAMPLE.Q, _EXAMPLE.keys, _EXAMPLE.values, _EXAMPLE.d_k
 #: the steps the worked example runs through, in order
 STEPS = ("step1", "step2", "step3", "step4", "step5")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One stage of the worked example: what the lesson says, what the learner's code gave."""
-
-    stage: str  # "scores" | "scaled" | "weights" | "output" | "attention"
-    step: str  # the step whose function computed it
-    call: str  # how it was called, e.g. "scale_scores(scores, 4)"
-    expected: np.ndarray
-    got: np.ndarray | None  # None when the code gave no usable answer (see `problem`)
-    ok: bool
-    problem: str = ""  # why `got` is missing or has the wrong shape
-    first_divergence: bool = False
-    #: wrong only because it was fed an earlier stage's wrong answer (this stage itself is right)
-    inherited: bool = False
-    #: not attempted yet (stub still raises NotImplementedError, or no file): not a divergence
-    pending: bool = False
 
 
 def _expected() -> dict[str, np.ndarray]:
@@ -93,11 +75,12 @@ def worked_example_rows(
             continue
         ex = resolve_step(step_id)
         inputs = args()
+        unloaded = False
         if files is None and not (Path(workspace_root) / ex.file).is_file():
             got, problem = None, f"no {ex.file}"
         else:
-            got, problem = _run(launcher, workspace_root, ex, inputs, files=files, limits=limits,
-                                shims=shims)
+            got, problem, unloaded = _run(launcher, workspace_root, ex, inputs, files=files,
+                                          limits=limits, shims=shims)
         expected = exp[stage]
         ok = inherited = False
         if got is not None:
@@ -113,7 +96,7 @@ def worked_example_rows(
                 carry[stage] = got
         pending = got is None and (problem == "not written yet" or problem.startswith("no step"))
         rows.append(Row(stage, step_id, call, expected, got, ok, problem, inherited=inherited,
-                        pending=pending))
+                        pending=pending, unloaded=unloaded))
     return _mark_first(rows)
 
 
@@ -129,13 +112,18 @@ def _mark_first(rows: list[Row]) -> list[Row]:
 
 def _run(launcher: Launcher, root: Path, ex: Exercise, args: Sequence[Any], *,
          files: dict[str, bytes] | None, limits: Limits,
-         shims: dict[str, str] | None) -> tuple[np.ndarray | None, str]:
+         shims: dict[str, str] | None) -> tuple[np.ndarray | None, str, bool]:
+    """(the answer or None, why there is none, whether the file failed to load)."""
     learner = Learner(launcher, Path(root), step_id=ex.id, module=ex.module, function=ex.function,
                       params=ex.params, limits=limits, files=files, shims=shims)
     try:
-        return np.asarray(learner(*args), dtype=np.float64), ""
+        return np.asarray(learner(*args), dtype=np.float64), "", False
     except LearnerError as exc:
-        return None, _problem(exc, ex)
+        exc.complete()
+        unloaded = isinstance(exc, LoadError) or exc.kind == "load"
+        return None, _problem(exc, ex), unloaded and exc.failure.kind != "not-implemented"
+    except (TypeError, ValueError):  # an answer that is not an array of numbers
+        return None, f"{ex.function} did not return an array of numbers", False
     finally:
         learner.close()
 
@@ -169,89 +157,13 @@ def first_divergence(rows: Sequence[Row]) -> str | None:
     return None
 
 
-# ------------------------------------------------------------------ rendering
-def fmt(a: np.ndarray | None, places: int = 3) -> str:
-    """Short numbers: [0.506, 0.186, 0.307] (a single query row is shown flat)."""
-    if a is None:
-        return "—"
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 2 and a.shape[0] == 1:
-        a = a[0]
-    if a.size > 12:
-        return f"<shape {a.shape}>"
-    if a.ndim > 1:
-        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
-
-    def one(x: float) -> str:
-        text = f"{x:.{places}f}".rstrip("0").rstrip(".")
-        return "0" if text in ("-0", "") else text
-
-    return "[" + ", ".join(one(x) for x in a) + "]"
-
-
-def render_worked_example(console: Console, rows: Sequence[Row]) -> None:
-    """The worked example as a table: stage, the lesson's numbers, yours, where they first differ."""
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-
-    if not rows:
-        return
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", padding=(0, 2, 0, 0))
-    table.add_column("stage", no_wrap=True)
-    table.add_column("lesson", no_wrap=True)
-    table.add_column("yours")
-    table.add_column("", no_wrap=True)
-    for r in rows:
-        if r.ok:
-            mark = Text("✓", style="green")
-        elif r.pending:
-            mark = Text("·", style="dim")
-        elif r.first_divergence:
-            mark = Text("✗ first difference", style="bold red")
-        elif r.inherited:
-            mark = Text("✗ from above", style="yellow")
-        else:
-            mark = Text("✗", style="red")
-        if r.got is None:
-            got = Text(r.problem, style="dim" if r.pending else "red")
-        elif r.problem:
-            got = Text(f"{fmt(r.got)} ({r.problem})", style="red")
-        else:
-            got = Text(fmt(r.got), style="green" if r.ok else "red")
-        table.add_row(f"{r.step.removeprefix('step')} {r.stage}", fmt(r.expected), got, mark)
-    calls = " → ".join(r.call for r in rows if r.stage != "attention")
-    lines: list = [Text("q = [1, 0, 1, 0]   K = [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 0]]\n"
-                        "V = [[10, 0], [0, 5], [2, 2]]   d_k = 4", style="dim"), table]
-    chained = [r for r in rows if r.stage != "attention"]
-    if len(chained) > 1:
-        lines.append(Text(f"each stage gets your previous answer: {calls}", style="dim"))
-    stage = first_divergence(rows)
-    if stage is None and any(r.ok for r in rows):
-        lines.append(Text("Your code reproduces the lesson's numbers at every stage it ran.",
-                          style="green"))
-    elif stage is None:
-        lines.append(Text("Nothing to compare yet: write the function, save, and check again.",
-                          style="dim"))
-    else:
-        row = next(r for r in rows if r.stage == stage)
-        lines.append(Text.assemble("Your numbers first differ at ", (stage, "bold"),
-                                   f" ({row.step}, {row.call}). Work that stage out by hand "
-                                   "from the lesson's numbers above it."))
-    console.print(Panel(Group(*lines), title="the lesson's worked example, computed by your code",
-                        title_align="left", border_style="blue", expand=False))
-
-
-# ------------------------------------------------------------------ check hook
-def worked_example_steps(outcome: CheckOutcome) -> list[str]:
+# ------------------------------------------------------------------ after a check
+def worked_example_steps(report: GradeReport) -> list[str]:
     """The stages worth showing after a check: steps 1..N where N is the first failed step of 1-5.
 
     Empty when every checked step of 1-5 passed or was missing (nothing to compare).
     """
-    from attn_practice.grader.results import Status
-
-    failed = [s for s in outcome.report.steps
+    failed = [s for s in report.steps
               if s.id in STEPS and s.status not in (Status.PASSED, Status.MISSING)]
     if not failed:
         return []
@@ -259,28 +171,26 @@ def worked_example_steps(outcome: CheckOutcome) -> list[str]:
     return list(STEPS[: STEPS.index(last) + 1])
 
 
-def render_check_worked_example(console: Console, outcome: CheckOutcome,
-                                launcher: Launcher | None = None) -> None:
-    """The hook for `render_check`: after a failed check of a step 1-5, show the worked example.
+def rows_after_check(report: GradeReport, root: Path, launcher: Launcher, *,
+                     files: dict[str, bytes] | None = None,
+                     shims: dict[str, str] | None = None) -> tuple[Row, ...]:
+    """The worked-example rows a failed check shows (empty: nothing worth comparing).
 
-    Never raises: the panel is a teaching aid, not part of the grade.
+    Called by the practice layer with the engine's launcher while the engine
+    is open; the rows travel on the check's outcome to the screen. Never
+    raises: the panel is a teaching aid, not part of the grade.
     """
-    steps = worked_example_steps(outcome)
+    steps = worked_example_steps(report)
     if not steps:
-        return
-    own = launcher is None
-    launcher = launcher or Launcher()
+        return ()
     try:
-        rows = worked_example_rows(Path(outcome.report.submission), launcher, steps=steps)
+        rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims)
     except Exception:  # noqa: BLE001 - a teaching aid must never break `check`
-        return
-    finally:
-        if own:
-            launcher.close()
+        return ()
     if all(r.pending for r in rows):
-        return  # nothing written yet: nothing to compare
-    render_worked_example(console, rows)
+        return ()  # nothing written yet: nothing to compare
+    return tuple(rows)
 
 
-__all__ = ["Row", "first_divergence", "render_check_worked_example", "render_worked_example",
-           "worked_example_rows", "worked_example_steps"]
+__all__ = ["Row", "first_divergence", "rows_after_check", "worked_example_rows",
+           "worked_example_steps"]

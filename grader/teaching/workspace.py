@@ -8,8 +8,11 @@ file is never overwritten without a timestamped backup.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime as _dt
+import enum
+import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,13 +23,26 @@ import yaml
 
 from attn_practice import __version__
 from attn_practice.grader.atomic import write_atomic
-from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.catalog import Exercise, load_catalog, step_number
 
 STATE_FILE = "attn-practice.yaml"
 BACKUP_DIR = "backups"
 DEFAULT_DIR = "attention-practice"
-STATES = ("not started", "failed", "passed")
 README_TITLE = "# Attention practice"
+
+
+class Progress(str, enum.Enum):
+    """Where a learner stands on one step; the values are the strings the state file keeps."""
+
+    NOT_STARTED = "not started"
+    FAILED = "failed"
+    PASSED = "passed"
+
+    def __str__(self) -> str:  # f-strings and rich show "passed", not "Progress.PASSED"
+        return self.value
+
+
+STATES = tuple(p.value for p in Progress)  # the strings a state file may hold
 
 
 class NotInWorkspace(LookupError):
@@ -35,14 +51,28 @@ class NotInWorkspace(LookupError):
 
 @dataclass
 class StepState:
-    status: str = "not started"
+    status: Progress = Progress.NOT_STARTED
     hints: int = 0  # how many hints have been revealed
     attempts: int = 0
     passed_at: str = ""
+    #: when it last passed: the step files it imports -> a fingerprint of each (see `stale_steps`)
+    passed_with: dict[str, str] = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "status":
+            value = Progress(value)  # a state is always a Progress (a bad string fails here)
+        super().__setattr__(name, value)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Progress.PASSED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "hints": self.hints, "attempts": self.attempts,
-                "passed_at": self.passed_at}
+        out: dict[str, Any] = {"status": self.status.value, "hints": self.hints,
+                               "attempts": self.attempts, "passed_at": self.passed_at}
+        if self.passed_with:
+            out["passed_with"] = dict(sorted(self.passed_with.items()))
+        return out
 
 
 @dataclass
@@ -68,8 +98,7 @@ _STATE_KEYS = ("attn-practice", "created", "steps")
 
 
 def _num(step_id: str) -> int:
-    digits = "".join(c for c in step_id if c.isdigit())
-    return int(digits) if digits else 0
+    return step_number(step_id)
 
 
 def _now() -> str:
@@ -133,7 +162,11 @@ class Workspace:
                     continue
                 st = StepState()
                 if data.get("status") in STATES:
-                    st.status = data["status"]
+                    st.status = Progress(data["status"])
+                with_ = data.get("passed_with")
+                if isinstance(with_, dict):
+                    st.passed_with = {str(k): str(v) for k, v in with_.items()
+                                      if isinstance(k, str) and isinstance(v, str)}
                 for key in ("hints", "attempts"):
                     value = data.get(key, 0)
                     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -192,6 +225,17 @@ class Workspace:
         return state
 
     # -- files ------------------------------------------------------------
+    def fingerprint(self, name: str) -> str:
+        """A short hash of one step file's bytes ("" when it is missing or unreadable)."""
+        try:
+            return hashlib.sha256((self.root / name).read_bytes()).hexdigest()[:16]
+        except OSError:
+            return ""
+
+    def imported_steps(self, ex: Exercise, catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
+        """The other steps whose files `ex`'s file imports (read from its source, never run)."""
+        return imported_steps(self.root / ex.file, ex, catalog)
+
     def backup(self, path: Path) -> Path:
         """Copy a learner's file into backups/ with a timestamp; returns the copy."""
         folder = self.root / BACKUP_DIR
@@ -229,6 +273,48 @@ class Workspace:
         return backup
 
 
+
+
+def imported_steps(path: Path, ex: Exercise,
+                   catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
+    """The steps a step file imports by module name (`from step3_softmax import softmax`).
+
+    Read from the source with `ast` (learner code never runs in this process);
+    a file that does not parse imports nothing we can see.
+    """
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return [e for e in (catalog or load_catalog()) if e.module in names and e.id != ex.id]
+
+
+def stale_steps(ws: Workspace, state: State,
+                catalog: Sequence[Exercise] | None = None) -> dict[str, list[Exercise]]:
+    """Passed steps that lean on a step which was reset or changed since: id -> those steps.
+
+    A step counts as changed when its file's fingerprint differs from the one
+    recorded when the dependent step passed, or when it no longer stands as
+    passed (a `reset`, or a later failing check).
+    """
+    catalog = list(catalog or load_catalog())
+    by_file = {e.file: e for e in catalog}
+    out: dict[str, list[Exercise]] = {}
+    for ex in catalog:
+        st = state.step(ex.id)
+        if not st.passed or not st.passed_with:
+            continue
+        changed = [by_file[f] for f, fp in st.passed_with.items() if f in by_file and (
+            ws.fingerprint(f) != fp or not state.step(by_file[f].id).passed)]
+        if changed:
+            out[ex.id] = changed
+    return out
 
 
 def looks_like_workspace(folder: Path, catalog: Sequence[Exercise] | None = None) -> bool:
