@@ -20,6 +20,7 @@ import importlib.util
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +115,8 @@ def import_problem(file: Path, private: set[Path]) -> Problem | None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with _quiet():
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the step marker is registered only under pytest
             spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are course errors too
         line = 1
@@ -158,7 +160,8 @@ def collect(suites: Sequence[Path]) -> tuple[list[PrivateTest], list[Problem]]:
     args = [*map(str, collected_files(suites)), "--collect-only", "-c", str(SUITE_INI),
             "--rootdir", str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
             "-p", "no:terminal", "-p", "no:doctest", "-p", "no:junitxml", "-p", "no:stepwise"]
-    with _clean_env(), _quiet():
+    with _clean_env(), _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         pytest.main(args, plugins=[plugin])
     return plugin.tests, plugin.problems
 

@@ -1,0 +1,114 @@
+"""Course files that cannot mean anything, and private suites that would be skipped or fail to
+import, are refused with file, key and line: through `grade` and through `selftest`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from attn_practice.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = (ROOT / "reference" / "attention.py").read_text()
+
+GOOD_TEST = '''\
+import numpy as np
+import pytest
+
+
+@pytest.mark.step("step1")
+def test_instructor_example(step):
+    """Instructor's own example"""
+    step.check(np.eye(3), np.ones((2, 3)))
+'''
+
+
+def _submission(tmp_path: Path) -> Path:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "step1_scores.py").write_text(REFERENCE)
+    return sub
+
+
+def _invoke(tmp_path: Path, course_text: str, command: str = "grade"):
+    course = tmp_path / "course.yaml"
+    course.write_text(course_text)
+    if command == "grade":
+        args = ["grade", str(_submission(tmp_path)), "--course", str(course), "--format", "json",
+                "--no-cache"]
+    else:
+        args = ["selftest", "--course", str(course), "--step", "step1"]
+    return CliRunner().invoke(cli, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "needle"),
+    [
+        ("steps: [step1, step1]\n", 1, "steps", "listed twice"),
+        ("steps:\n  - step1\n  - 2\n  - step2_scale\n", 4, "steps", "listed twice"),
+        ("steps: [step1]\npoints:\n  step1: 1\n  step2: 3\n", 4, "points", "not graded"),
+        ("steps: [step1]\ntimeouts:\n  step3: 2\n", 3, "timeouts", "not graded"),
+        ("timeouts: {step5: 1000000}\n", 1, "timeouts", "at most 60"),
+        ("timeouts:\n  step5: 0\n", 2, "timeouts", "at least"),
+        ("max_examples: 100000\n", 1, "max_examples", "from 1 to"),
+        ("points: {step5: nan}\n", 1, "points", "expected a number"),
+        ("points: {step5: two}\n", 1, "points", "expected a number"),
+        ("extra_suites: private/\n", 1, "extra_suites", "list"),
+        ("steps: step1\n", 1, "steps", "list"),
+        ("name: x\nsteps: [step1]\nstep: [step2]\n", 3, "step", "unknown setting"),
+        ("points: {step1: 1}\npoints: {step1: 2}\n", 2, "points", "given twice"),
+        ("secret_env: 'not a name'\n", 1, "secret_env", "environment variable"),
+    ],
+)
+def test_course_mistakes_are_refused_with_file_key_and_line(tmp_path, text, line, key, needle):
+    res = _invoke(tmp_path, text)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert f"course.yaml: line {line}: key '{key}'" in res.output, res.output
+    assert needle in res.output
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "needle"),
+    [
+        (GOOD_TEST + "\n\ndef test_unmarked(step):\n    step.check(np.eye(3), np.eye(3))\n", 11,
+         "no step marker"),
+        ("import step1_scores\n" + GOOD_TEST, 1, "imports the learner's module step1_scores"),
+        (GOOD_TEST + "\n\n@pytest.mark.step('step1')\ndef test_x(step):\n"
+         "    from step1_scores import dot_scores\n", 13, "imports the learner's module"),
+        (GOOD_TEST + "\n\ndef broken(:\n    pass\n", 11, "syntax error"),
+        (GOOD_TEST.replace("import pytest", "import pytest\nfrom numpy import no_such_name"), 3,
+         "does not import: ImportError"),
+        (GOOD_TEST + "\nVALUE = undefined_name * 2\n", 10, "NameError"),
+        (GOOD_TEST.replace('"step1"', '"step9"'), 5, "step9"),
+        (GOOD_TEST.replace("(step)", "()").replace("step.check", "print"), 5, "`step` fixture"),
+        (GOOD_TEST.replace('"step1"', '"step4"'), 5, "never grades"),
+    ],
+)
+@pytest.mark.parametrize("command", ["grade", "selftest"])
+def test_private_suite_problems_are_course_errors_with_file_and_line(tmp_path, source, line, needle,
+                                                                     command):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_mine.py").write_text(source)
+    res = _invoke(tmp_path, "steps: [step1, step2]\nextra_suites: [private/]\n", command)
+    assert res.exit_code == 2, res.output
+    assert "Interrupted" not in res.output and "Traceback" not in res.output
+    assert re.search(rf"test_mine\.py:{line}: .*{re.escape(needle)}", res.output), res.output
+
+
+def test_a_good_private_suite_runs_and_is_reported(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_mine.py").write_text(GOOD_TEST)
+    res = _invoke(tmp_path, "points: {step6: 0.5}\nextra_suites: [private/]\n")
+    assert res.exit_code == 1, res.output  # step2..5 and step6 missing
+    obj = json.loads(res.output)
+    assert obj["max_score"] == 5.5
+    step1 = obj["steps"][0]
+    assert step1["status"] == "passed"
+    assert "Instructor's own example" in [t["name"] for t in step1["tests"]]
