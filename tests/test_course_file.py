@@ -112,3 +112,45 @@ def test_a_good_private_suite_runs_and_is_reported(tmp_path):
     step1 = obj["steps"][0]
     assert step1["status"] == "passed"
     assert "Instructor's own example" in [t["name"] for t in step1["tests"]]
+
+
+def test_course_init_refuses_to_overwrite_and_keeps_a_backup(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(cli, ["course", "init", str(tmp_path)]).exit_code == 0
+    course = tmp_path / "course.yaml"
+    course.write_text("steps: [step1]\n")
+    res = runner.invoke(cli, ["course", "init", str(tmp_path)])
+    assert res.exit_code == 2 and "--force" in res.output
+    assert course.read_text() == "steps: [step1]\n"
+    assert runner.invoke(cli, ["course", "init", str(tmp_path), "--force"]).exit_code == 0
+    assert (tmp_path / "course.yaml.bak").read_text() == "steps: [step1]\n"
+    assert "extra_suites: [private/]" in course.read_text()
+
+
+@pytest.mark.slow
+def test_course_init_writes_private_tests_that_pass_on_the_reference(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(cli, ["course", "init", str(tmp_path / "c")])
+    assert res.exit_code == 0, res.output
+    private = sorted(p.name for p in (tmp_path / "c" / "private").iterdir())
+    assert private == [f"test_private_step{i}.py" for i in range(1, 6)]
+    res = runner.invoke(cli, ["selftest", "--course", str(tmp_path / "c" / "course.yaml"),
+                              "--jobs", "2", "-v"])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "selftest passed" in flat
+    assert "private tests failing: The lesson's worked example" in flat
+    caught = re.search(r"step5: the private tests catch (\d+) catalogued mistakes", flat)
+    assert caught and int(caught.group(1)) > 0
+    # and grading with it counts the course's points: step5 is worth 2
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    for ex in ("step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum",
+               "step5_attention"):
+        (sub / f"{ex}.py").write_text(REFERENCE)
+    res = runner.invoke(cli, ["grade", str(sub), "--course", str(tmp_path / "c" / "course.yaml"),
+                              "--format", "json", "--no-cache"])
+    obj = json.loads(res.output)
+    assert obj["score"] == obj["max_score"] == 6.0
+    names = [t["name"] for s in obj["steps"] for t in s["tests"]]
+    assert "The lesson's worked example: one query, three keys" in names
