@@ -106,10 +106,10 @@ def _test_code(step: StepResult) -> str:
     return f"attn-practice check {step.id}"
 
 
-def _step_tests(step: StepResult, unit: Fraction | None) -> Iterator[dict[str, Any]]:
+def _step_tests(step: StepResult, unit: Fraction | None, file: str) -> Iterator[dict[str, Any]]:
     base = {
         "test_code": _test_code(step),
-        "filename": step.file,
+        "filename": label(file),
         "line_no": int(step.line),
     }
     name = f"{step.id}: {step.title}" if step.title else step.id
@@ -138,7 +138,7 @@ def result_object(report: GradeReport) -> dict[str, Any]:
     """The `{"version": 1, ...}` object one grading step hands the reporter."""
     counted = [s for s in report.steps if s.counted]
     unit = _unit(counted)
-    tests = [t for s in counted for t in _step_tests(s, unit)]
+    tests = [t for s in counted for t in _step_tests(s, unit, step_file(report, s))]
     if report.error:
         tests.append({"name": "attn-practice", "status": "error", "score": 0.0,
                       "message": bound(defang(report.error), MESSAGE_LIMIT),
