@@ -21,8 +21,8 @@ OUTPUT_LIMIT = 4000
 # DEL, C1 controls, lone surrogates, the bidi overrides and isolates (which
 # reorder what a reader sees), zero-width and invisible characters, line and
 # paragraph separators, the BOM, tag characters, and XML's two non-characters.
-_INVISIBLE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
-              "\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff\U000e0000-\U000e007f")
+_INVISIBLE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufff9-\ufffb\xad"
+              "\ufeff\ufffe\uffff\ud800-\udfff\U000e0000-\U000e007f")
 _CLEAN = re.compile(rf"\\(?=[\\u{_INVISIBLE}])|[{_INVISIBLE}]")
 _LABEL = re.compile(rf"\\(?=[\\u\t\n{_INVISIBLE}])|[\t\n{_INVISIBLE}]")
 # What XML 1.0 cannot hold at all, even escaped (its Char production).
