@@ -464,6 +464,19 @@ def test_gradescope_bundle_installs_and_grades_from_a_fresh_environment(tmp_path
                                 "import attn_practice, sys; print(attn_practice.__file__)"],
                                capture_output=True, text=True, timeout=60)
     assert str(venv) in installed.stdout, installed  # the bundled wheel, not this checkout
+    # ... and that non-editable install can build the same wheel again (for its own CI set-ups)
+    from attn_practice.grader.staff.wheel import grader_wheel
+
+    rebuilt = subprocess.run([str(venv / "bin" / "python"), "-c",
+                              "import sys, zipfile, io\n"
+                              "from attn_practice.grader.staff.wheel import grader_wheel\n"
+                              "name, blob = grader_wheel()\n"
+                              "print('\\n'.join(sorted(zipfile.ZipFile(io.BytesIO(blob)).namelist())))"],
+                             capture_output=True, text=True, timeout=120)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    here = sorted(zipfile.ZipFile(__import__("io").BytesIO(grader_wheel()[1])).namelist())
+    ours = [n for n in here if not n.endswith(("/LICENSE", "/README.md"))]
+    assert [n for n in rebuilt.stdout.split() if not n.endswith(("/LICENSE", "/README.md"))] == ours
 
     cases = {
         "correct": {f"{s}.py": REFERENCE for s in ("step1_scores", "step2_scale", "step3_softmax",
