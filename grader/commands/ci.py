@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from attn_practice.grader.commands.common import EXIT_FAILED, EXIT_INTERNAL, Problem, say
+from attn_practice.grader.staff import ci_setup
 
 ci = click.Group(
     name="ci",
@@ -35,22 +36,18 @@ _course = click.option(
 
 
 def _check(package: str) -> str:
-    from attn_practice.grader.staff.ci_setup import check_package
-
     if not package:
         return ""
     try:
-        return check_package(package)
+        return ci_setup.check_package(package)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--package") from exc
 
 
 def _install(path: Path, data: str | bytes, force: bool) -> None:
-    from attn_practice.grader.staff.ci_setup import WouldOverwrite, install_file
-
     try:
-        written = install_file(path, data, force=force)
-    except WouldOverwrite as exc:
+        written = ci_setup.install_file(path, data, force=force)
+    except ci_setup.WouldOverwrite as exc:
         raise Problem(str(exc), code=EXIT_FAILED) from exc
     except OSError as exc:
         raise Problem(f"cannot write {path}: {exc.strerror or exc}", code=EXIT_INTERNAL) from exc
