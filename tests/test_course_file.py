@@ -154,3 +154,35 @@ def test_course_init_writes_private_tests_that_pass_on_the_reference(tmp_path):
     assert obj["score"] == obj["max_score"] == 6.0
     names = [t["name"] for s in obj["steps"] for t in s["tests"]]
     assert "The lesson's worked example: one query, three keys" in names
+
+
+def test_a_private_conftest_that_fails_is_a_course_error(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_mine.py").write_text(GOOD_TEST)
+    (private / "conftest.py").write_text("import os\nraise RuntimeError('conftest boom')\n")
+    res = _invoke(tmp_path, "steps: [step1]\nextra_suites: [private/]\n")
+    assert res.exit_code == 2 and "Interrupted" not in res.output
+    assert re.search(r"conftest\.py:2: does not import: RuntimeError: conftest boom", res.output)
+
+
+def test_a_private_hypothesis_test_runs_in_grade(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_generated.py").write_text(
+        "import pytest\nfrom hypothesis import given\n\n"
+        "from attn_practice.grader.suites import strategies as S\n\n\n"
+        "@pytest.mark.step('step3')\n@given(xa=S.softmax_inputs())\n"
+        "def test_generated(step, xa):\n    \"\"\"Softmax on the instructor's generated inputs\"\"\"\n"
+        "    x, axis = xa\n    step.check(x, axis=axis)\n")
+    course = tmp_path / "course.yaml"
+    course.write_text("steps: [step3]\nmax_examples: 5\nextra_suites: [private/]\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "step3_softmax.py").write_text(REFERENCE)
+    res = CliRunner().invoke(cli, ["grade", str(sub), "--course", str(course), "--format", "json",
+                                   "--no-cache"])
+    obj = json.loads(res.output)
+    tests = {t["name"]: t["status"] for t in obj["steps"][0]["tests"]}
+    assert tests["Softmax on the instructor's generated inputs"] == "passed"
+    assert obj["score"] == obj["max_score"] == 1.0

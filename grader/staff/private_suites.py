@@ -138,7 +138,8 @@ def check_suites(suites: Sequence[Path], graded_ids: set[str]) -> list[Problem]:
     if problems:
         return problems
     private = {f.resolve() for f in files}
-    problems = [p for f in collected_files(suites) if (p := import_problem(f, private)) is not None]
+    imported = [f for f in files if f.name == "conftest.py"] + collected_files(suites)
+    problems = [p for f in imported if (p := import_problem(f, private)) is not None]
     if problems:
         return problems
     tests, problems = collect(suites)
@@ -162,7 +163,12 @@ def collect(suites: Sequence[Path]) -> tuple[list[PrivateTest], list[Problem]]:
             "-p", "no:terminal", "-p", "no:doctest", "-p", "no:junitxml", "-p", "no:stepwise"]
     with _clean_env(), _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pytest.main(args, plugins=[plugin])
+        code = pytest.main(args, plugins=[plugin])
+    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR,
+                pytest.ExitCode.INTERRUPTED) and not plugin.problems:
+        first = Path(suites[0]) if suites else Path(".")
+        plugin.problems.append(Problem(first, 1, f"pytest could not collect these files (exit "
+                                                 f"{int(code)}): check their conftest.py and imports"))
     return plugin.tests, plugin.problems
 
 
