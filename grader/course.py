@@ -5,6 +5,7 @@ Example:
     steps: [step1, step2, step3, step4, step5, step6]
     points: {step5: 2}
     timeouts: {step5: 4.0}       # seconds per call
+    memory_mb: 1024              # memory per sandbox
     max_examples: 60
     shrink: true                 # report Hypothesis-shrunk failing inputs (slower; default false)
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
@@ -35,11 +36,14 @@ import yaml
 from attn_practice.grader.catalog import Exercise, UnknownStep, load_catalog, resolve_step
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
-KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name", "secret_env"}
+KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name", "secret_env",
+        "memory_mb"}
 #: Sane ranges: a call timeout beyond a minute would let one submission hold a
 #: Gradescope run past its 10-minute limit; points beyond 1000 are a typo.
 TIMEOUT_RANGE = (0.05, 60.0)
 MAX_EXAMPLES_RANGE = (1, 2000)
+#: Memory per sandbox in MiB: below 128 NumPy itself does not load; Gradescope has ~768 MB.
+MEMORY_MB_RANGE = (128, 4096)
 POINTS_MAX = 1000.0
 DEFAULT_SECRET_ENV = "ATTN_PRACTICE_SECRET"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -61,6 +65,7 @@ class Course:
     fingerprint: str = ""
     name: str = ""
     secret_env: str = DEFAULT_SECRET_ENV  # the variable `grade` reads its secret from (§4.3)
+    memory_mb: int | None = None  # memory per sandbox (None: the engine's default)
 
     # -- what the course counts (CONTRACT §4.1) ----------------------------------
     def counted_steps(self) -> tuple[Exercise, ...]:
@@ -177,6 +182,11 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     if max_examples is not None and (not isinstance(max_examples, int) or isinstance(max_examples, bool)
                                      or not lo <= max_examples <= hi):
         raise fail("max_examples", f"expected a whole number from {lo} to {hi}, got {max_examples!r}")
+    memory_mb = data.get("memory_mb")
+    lo, hi = MEMORY_MB_RANGE
+    if memory_mb is not None and (not isinstance(memory_mb, int) or isinstance(memory_mb, bool)
+                                  or not lo <= memory_mb <= hi):
+        raise fail("memory_mb", f"expected a whole number of MiB from {lo} to {hi}, got {memory_mb!r}")
     shrink = data.get("shrink", False)
     if not isinstance(shrink, bool):
         raise fail("shrink", f"expected true or false, got {shrink!r}")
@@ -189,7 +199,8 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     suites = _suites(data, path, fail)
     course = Course(path=path, steps=steps, points=points, timeouts=timeouts,
                     max_examples=max_examples, shrink=shrink, extra_suites=tuple(suites),
-                    fingerprint=_fingerprint(text, suites), name=name, secret_env=secret_env)
+                    fingerprint=_fingerprint(text, suites), name=name, secret_env=secret_env,
+                    memory_mb=memory_mb)
     if check_suites and suites:
         from attn_practice.grader.staff.private_suites import check_suites as _check
 

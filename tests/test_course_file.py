@@ -55,6 +55,8 @@ def _invoke(tmp_path: Path, course_text: str, command: str = "grade"):
         ("timeouts: {step5: 1000000}\n", 1, "timeouts", "at most 60"),
         ("timeouts:\n  step5: 0\n", 2, "timeouts", "at least"),
         ("max_examples: 100000\n", 1, "max_examples", "from 1 to"),
+        ("memory_mb: 100000\n", 1, "memory_mb", "from 128 to"),
+        ("memory_mb: 1.5\n", 1, "memory_mb", "whole number"),
         ("points: {step5: nan}\n", 1, "points", "expected a number"),
         ("points: {step5: two}\n", 1, "points", "expected a number"),
         ("extra_suites: private/\n", 1, "extra_suites", "list"),
@@ -186,3 +188,16 @@ def test_a_private_hypothesis_test_runs_in_grade(tmp_path):
     tests = {t["name"]: t["status"] for t in obj["steps"][0]["tests"]}
     assert tests["Softmax on the instructor's generated inputs"] == "passed"
     assert obj["score"] == obj["max_score"] == 1.0
+
+
+def test_course_limits_are_applied_to_the_sandboxes(tmp_path):
+    """A validated limit is a used limit: memory and timeouts reach the engine's options."""
+    from attn_practice.grader.course import load_course
+    from attn_practice.grader.staff.batch import options_for
+
+    course = tmp_path / "course.yaml"
+    course.write_text("memory_mb: 512\ntimeouts: {step5: 3}\nmax_examples: 7\n")
+    options = options_for(load_course(course))
+    assert options.limits.memory == 512 * 1024 * 1024 and options.max_examples == 7
+    assert options.step_limits["step5"].call_timeout == 3.0
+    assert options.step_limits["step5"].memory == 512 * 1024 * 1024

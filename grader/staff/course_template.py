@@ -34,6 +34,9 @@ points:
 # timeouts:
 #   step5: 4.0
 
+# Memory per sandbox in MiB (128 to 4096; default 1024).
+# memory_mb: 1024
+
 # Generated examples per hidden test (1 to 2000; more is stricter and slower).
 max_examples: 40
 
