@@ -118,6 +118,9 @@ def test_every_format_reports_the_course_total(klass, course, tmp_path):
         assert len(counted) == (6 if course else 5), p
     only = [s for s in root if s.get("name") == f"{klass['only_step1']}:step4"][0]
     assert only.find("./testcase/failure").get("message") == "not handed in"
+    stub7 = [s for s in root if s.get("name") == f"{klass['core_and_stubs']}:step7"][0]
+    assert stub7.find(".//failure") is None and stub7.find(".//error") is None  # no penalty shown
+    assert stub7.find(".//skipped").get("type") == "not-counted"
 
     rich = _grade(klass, course, *paths, "--format", "rich").output
     totals = [float(x) for x in re.findall(r"Score: ([\d.]+) / ([\d.]+)", rich) for x in x]

@@ -5,7 +5,8 @@ test. A step that has no tests to show (missing file, syntax error) still
 gets one testcase, so every step appears in the CI's test view; a step never
 handed in is a `<failure>` ("not handed in"), not a skip, so GitLab shows it.
 A bonus step graded but not counted (CONTRACT §4.1) carries the property
-`counted=false`; `graded_path` is a property when the step files were found
+`counted=false` and shows a non-passing outcome as `<skipped>` (an untouched
+bonus stub is no failure in GitLab's view); `graded_path` is a property when the step files were found
 one folder down. Learner text
 is cleaned of what XML 1.0 forbids and bounded, keeping files far below
 GitLab's 30 MB limit even for a class.
@@ -148,6 +149,9 @@ def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Ele
     step_errored = step.status in _ERRORED and not any(s in _ERRORED for _, s in cases)
     if not cases or step_errored:
         cases.append((_step_case(step, classname, file), step.status))
+    if not step.counted:
+        cases = [(_not_counted(case), status if status is Status.PASSED else Status.SKIPPED)
+                 for case, status in cases]
     counts = _Counts()
     for _, status in cases:
         counts.add(status)
@@ -166,6 +170,17 @@ def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Ele
         target = next((c for c, s in cases if s is not Status.PASSED), suite)
         target.append(out)
     return suite, counts
+
+
+def _not_counted(case: ET.Element) -> ET.Element:
+    """A bonus step the course does not count never shows as a failure: its outcome is a skip."""
+    for child in case:
+        if child.tag in ("failure", "error"):
+            child.tag = "skipped"
+            child.set("message", _one_line(f"bonus step, not counted by this course: "
+                                           f"{child.get('message', '')}"))
+            child.set("type", "not-counted")
+    return case
 
 
 def _properties(suite: ET.Element, report: GradeReport, step: StepResult | None) -> None:
