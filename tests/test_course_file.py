@@ -89,6 +89,8 @@ def test_course_mistakes_are_refused_with_file_key_and_line(tmp_path, text, line
         (GOOD_TEST.replace('"step1"', '"step9"'), 5, "step9"),
         (GOOD_TEST.replace("(step)", "()").replace("step.check", "print"), 5, "`step` fixture"),
         (GOOD_TEST.replace('"step1"', '"step4"'), 5, "never grades"),
+        (GOOD_TEST + "\n\nclass TestMore:\n    def test_b(self, step):\n        pass\n", 11,
+         "test classes are not collected"),
     ],
 )
 @pytest.mark.parametrize("command", ["grade", "selftest"])
@@ -201,3 +203,14 @@ def test_course_limits_are_applied_to_the_sandboxes(tmp_path):
     assert options.limits.memory == 512 * 1024 * 1024 and options.max_examples == 7
     assert options.step_limits["step5"].call_timeout == 3.0
     assert options.step_limits["step5"].memory == 512 * 1024 * 1024
+
+
+def test_a_test_in_a_file_pytest_would_not_collect_is_a_course_error(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "test_mine.py").write_text(GOOD_TEST)
+    (private / "checks.py").write_text(GOOD_TEST)
+    res = _invoke(tmp_path, "steps: [step1]\nextra_suites: [private/]\n")
+    assert res.exit_code == 2
+    assert re.search(r"checks\.py:6: test_instructor_example would never run: .*test_checks\.py",
+                     " ".join(res.output.split())), res.output

@@ -82,7 +82,7 @@ def static_problems(file: Path) -> list[Problem]:
     except SyntaxError as exc:
         return [Problem(file, exc.lineno or 1, f"syntax error: {exc.msg}")]
     modules = learner_modules()
-    out = []
+    out = _never_collected(file, tree)
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -97,6 +97,29 @@ def static_problems(file: Path) -> list[Problem]:
             if name.split(".")[0] in modules:
                 out.append(Problem(file, node.lineno, f"imports the learner's module "
                                                       f"{name.split('.')[0]}: {_SANDBOX_ONLY}"))
+    return out
+
+
+def _never_collected(file: Path, tree: ast.Module) -> list[Problem]:
+    """Tests pytest would pass over without a word under the grader's ini.
+
+    The ini collects `test_*` functions from `test_*.py` files only: test
+    classes are not collected, and neither is a test in a file named otherwise.
+    """
+    out = []
+    named = file.name.startswith("test_")
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test")
+                for f in node.body):
+            out.append(Problem(file, node.lineno, f"class {node.name} holds tests, but test classes "
+                               "are not collected: make them module-level test_ functions"))
+        elif (not named and file.name != "conftest.py"
+              and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and node.name.startswith("test_")):
+            out.append(Problem(file, node.lineno, f"{node.name} would never run: only files named "
+                               f"test_*.py are collected; rename {file.name} to test_{file.name}"))
+            break
     return out
 
 
