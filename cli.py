@@ -24,6 +24,7 @@ from attn_practice.grader.commands.grade import grade
 LAZY_COMMANDS = {
     "ci": (".grader.commands.ci", "ci"),
     "selftest": (".grader.commands.selftest", "selftest"),
+    "course": (".grader.commands.course", "course"),
     "explore": (".grader.commands.teaching", "explore"),
     "watch": (".grader.commands.teaching", "watch"),
     "report": (".grader.commands.report", "report"),

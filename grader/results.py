@@ -104,6 +104,9 @@ class StepResult:
     line: int = 0  # where the learner's function starts, for annotations
     duration: float = 0.0
     bonus: bool = False
+    #: Whether the step adds to the report's score and max_score (CONTRACT §4.1):
+    #: a bonus step graded under the default course is reported but not counted.
+    counted: bool = True
 
     @property
     def passed(self) -> bool:
@@ -124,18 +127,24 @@ class GradeReport:
     grader_version: str = ""
     error: str = ""  # the submission as a whole could not be graded
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The folder actually graded when it differs from `submission` (step files
+    #: found one folder down, e.g. `repo/attention-practice`); "" otherwise.
+    graded_path: str = ""
 
     @property
     def score(self) -> float:
-        return float(sum(s.score for s in self.steps))
+        """Points earned on the counted steps only (CONTRACT §4.1)."""
+        return float(sum(s.score for s in self.steps if s.counted))
 
     @property
     def max_score(self) -> float:
-        return float(sum(s.max_score for s in self.steps))
+        """The course's total over its counted steps: the same for every submission."""
+        return float(sum(s.max_score for s in self.steps if s.counted))
 
     @property
     def passed(self) -> bool:
-        return not self.error and all(s.passed for s in self.steps)
+        """Every counted step passed (an uncounted bonus step never costs a pass)."""
+        return not self.error and all(s.passed for s in self.steps if s.counted)
 
     def step(self, step_id: str) -> StepResult:
         for s in self.steps:
@@ -156,6 +165,7 @@ class GradeReport:
             "grader_version": self.grader_version,
             "error": self.error,
             "steps": [_step_to_dict(s) for s in self.steps],
+            **({"graded_path": self.graded_path} if self.graded_path else {}),
             **({"extra": self.extra} if self.extra else {}),
         }
 
@@ -171,6 +181,7 @@ class GradeReport:
             grader_version=data.get("grader_version", ""),
             error=data.get("error", ""),
             extra=dict(data.get("extra", {})),
+            graded_path=str(data.get("graded_path", "")),
         )
 
 
@@ -192,6 +203,7 @@ def _step_to_dict(s: StepResult) -> dict[str, Any]:
         "line": s.line,
         "duration": round(s.duration, 3),
         "bonus": s.bonus,
+        "counted": s.counted,
     }
 
 
@@ -236,6 +248,7 @@ def _step_from_dict(d: dict[str, Any]) -> StepResult:
         line=int(d.get("line", 0)),
         duration=float(d.get("duration", 0.0)),
         bonus=bool(d.get("bonus", False)),
+        counted=bool(d.get("counted", True)),
     )
 
 

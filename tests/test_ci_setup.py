@@ -8,6 +8,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -30,54 +31,172 @@ def _commands(script: str) -> list[list[str]]:
     return [shlex.split(line) for line in script.splitlines() if line.strip()]
 
 
+# -- linting with the tools CI systems use -----------------------------------------------
+
+
+def _tool(name: str) -> str:
+    """The linter installed beside this Python (the test extras), or a skip saying why not."""
+    path = Path(sys.executable).parent / name
+    found = str(path) if path.exists() else shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]' installs it)")
+    probe = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"{name} cannot run here: {probe.stderr.strip()[:200]}")
+    return found
+
+
+def actionlint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([_tool("actionlint"), "-no-color", str(path)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def gitlab_schema(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([_tool("check-jsonschema"), "--builtin-schema", "vendor.gitlab-ci",
+                           str(path)], capture_output=True, text=True, timeout=120)
+
+
+def _course(tmp_path: Path, private: bool) -> Path:
+    course = tmp_path / "course" / "course.yaml"
+    course.parent.mkdir(parents=True, exist_ok=True)
+    text = "points: {step5: 2}\n"
+    if private:
+        (course.parent / "private").mkdir()
+        (course.parent / "private" / "test_p.py").write_text(PRIVATE_TEST)
+        text += "extra_suites: [private/]\n"
+    course.write_text(text)
+    return course
+
+
+PRIVATE_TEST = """\
+import numpy as np
+import pytest
+
+
+@pytest.mark.step("step1")
+def test_the_answer(step):
+    \"\"\"Scores of the instructor's own example\"\"\"
+    step.check(np.array([[42.0, 1.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+"""
+
+
 # -- GitHub Classroom ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("package", [ci_setup.DEFAULT_PACKAGE, ODD_PACKAGE, "./dist/attn practice.whl"])
-def test_github_workflow_parses_and_grades(package):
-    wf = yaml.safe_load(ci_setup.github_workflow(package))
-    assert wf["name"] == "Autograding Tests"
-    assert "push" in wf["on"]
+@pytest.mark.parametrize("variant", ["wheel", "package", "course", "private"])
+def test_github_workflow_lints_and_installs_the_grader(tmp_path, variant):
+    args = ["github", str(tmp_path / "repo")]
+    if variant == "package":
+        args += ["--package", ODD_PACKAGE]
+    if variant in ("course", "private"):
+        args += ["--course", str(_course(tmp_path, variant == "private"))]
+    if variant == "private":
+        args += ["--private-repo", "my-org/attention-private"]
+    res = CliRunner().invoke(ci, args)
+    assert res.exit_code == 0, res.output
+    path = tmp_path / "repo" / ci_setup.GITHUB_WORKFLOW
+    lint = actionlint(path)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    wf = yaml.safe_load(path.read_text())
+    assert wf["name"] == "Autograding Tests" and "push" in wf["on"]
     steps = _steps(wf)
     assert steps[0]["uses"].startswith("actions/checkout@")
     py = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
-    assert py["with"]["python-version"] == "3.11"
-    install = next(s for s in steps if "pip install" in s.get("run", ""))
-    assert ["python", "-m", "pip", "install", package] in _commands(install["run"])
-
+    assert py["with"]["python-version"] == ci_setup.PYTHON_VERSION and py["with"]["cache"] == "pip"
+    assert (tmp_path / "repo" / py["with"]["cache-dependency-path"]).is_file()
+    install = _commands(next(s for s in steps if "pip install" in s.get("run", ""))["run"])[0]
+    template = tmp_path / "repo" / ".attn-practice"
+    if variant == "package":
+        assert install == ["python", "-m", "pip", "install", ODD_PACKAGE]
+        assert not template.exists()
+    else:
+        wheel = install[-1]
+        assert install[3:6] == ["install", "-c", ".attn-practice/constraints.txt"]
+        assert (tmp_path / "repo" / wheel).is_file() and wheel.endswith("-py3-none-any.whl")
+        pins = (template / "constraints.txt").read_text()
+        assert "numpy==" in pins and "pytest==" in pins
     grade = next(s for s in steps if s.get("id") == "attn-practice")
-    assert _commands(grade["run"]) == [["attn-practice", "grade", ".", "--format", "github"]]
+    command = _commands(grade["run"])[0]
+    assert command[:5] == ["attn-practice", "grade", ".", "--format", "github"]
+    assert grade["env"]["ATTN_PRACTICE_SECRET"] == "${{ secrets.ATTN_PRACTICE_SECRET }}"
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+    if variant == "course":
+        assert command[-2:] == ["--course", ".attn-practice/course.yaml"]
+        assert (template / "course.yaml").read_text() == "points: {step5: 2}\n"
+    if variant == "private":
+        assert command[-2:] == ["--course", ".attn-practice-private/course.yaml"]
+        assert len(checkouts) == 2
+        private = checkouts[1]["with"]
+        assert private["repository"] == "my-org/attention-private"
+        assert private["token"] == "${{ secrets.ATTN_PRACTICE_TOKEN }}"
+        assert private["path"] == ".attn-practice-private"
+        # nothing of the private suites lands in the student's template
+        assert not list((tmp_path / "repo").rglob("test_p.py"))
+        assert not (template / "course.yaml").exists()
+    else:
+        assert len(checkouts) == 1
     reporter = steps[-1]
     assert reporter["uses"] == "education/autograding-grading-reporter@v1"
-    runners = [r.strip() for r in reporter["with"]["runners"].split(",")]
-    assert runners == ["attn-practice"]
-    # The reporter reads `${runner.toUpperCase()}_RESULTS`.
     assert reporter["env"] == {"ATTN-PRACTICE_RESULTS": "${{steps.attn-practice.outputs.result}}"}
     assert "!cancelled()" in reporter["if"]  # runs although grading exited 1
 
 
+def test_actionlint_really_checks(tmp_path):
+    """The linter is live: a broken workflow is rejected (so a pass above means something)."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(ci_setup.github_workflow(ODD_PACKAGE).replace("runs-on: ubuntu-latest",
+                                                                 "runs-on: [ubuntu-latest"))
+    assert actionlint(bad).returncode != 0
+    bad.write_text(ci_setup.github_workflow(ODD_PACKAGE).replace("steps.attn-practice.outputs",
+                                                                 "steps.attn-practice.output"))
+    assert actionlint(bad).returncode != 0
+
+
 def test_package_spec_must_be_one_line():
-    for bad in ("", "  ", "attn-practice\nrm -rf /", "x\x1b[2J"):
+    for bad in ("  ", "attn-practice\nrm -rf /", "x\x1b[2J", "--index-url=http://evil"):
         with pytest.raises(ValueError):
-            ci_setup.github_workflow(bad)
+            ci_setup.check_package(bad)
+    res = CliRunner().invoke(ci, ["github", ".", "--package", "a\nb"])
+    assert res.exit_code == 2 and "--package" in res.output
 
 
 # -- GitLab -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("package", [ci_setup.DEFAULT_PACKAGE, ODD_PACKAGE])
-def test_gitlab_ci_parses_and_reports_junit(package):
-    data = yaml.safe_load(ci_setup.gitlab_ci(package))
-    job = data["attn-practice"]
-    assert job["image"].startswith("python:3")
+@pytest.mark.parametrize("variant", ["wheel", "package", "private"])
+def test_gitlab_ci_passes_the_gitlab_schema_and_reports_junit(tmp_path, variant):
+    args = ["gitlab", str(tmp_path / "repo")]
+    if variant == "package":
+        args += ["--package", ODD_PACKAGE]
+    if variant == "private":
+        args += ["--course", str(_course(tmp_path, True))]
+    res = CliRunner().invoke(ci, args)
+    assert res.exit_code == 0, res.output
+    path = tmp_path / "repo" / ".gitlab-ci.yml"
+    check = gitlab_schema(path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    job = yaml.safe_load(path.read_text())["attn-practice"]
+    assert job["image"] == f"python:{ci_setup.PYTHON_VERSION}"
+    assert job["variables"]["PIP_CACHE_DIR"].endswith(".cache/pip") and job["cache"]["paths"]
     script = [shlex.split(line) for line in job["script"]]
-    assert ["python", "-m", "pip", "install", package] in script
+    if variant == "package":
+        assert ["python", "-m", "pip", "install", ODD_PACKAGE] in script
+    else:
+        assert (tmp_path / "repo" / script[0][-1]).is_file()
     grade = script[-1]
     assert grade[:3] == ["attn-practice", "grade", "."]
     assert grade[grade.index("--format") + 1] == "junit"
-    out = grade[grade.index("--out") + 1]
     assert job["artifacts"]["when"] == "always"
-    assert job["artifacts"]["reports"]["junit"] == out == "report.xml"
+    assert job["artifacts"]["reports"]["junit"] == grade[grade.index("--out") + 1] == "report.xml"
+    if variant == "private":
+        assert any("CI_JOB_TOKEN" in line for line in job["script"])
+        assert grade[-2:] == ["--course", ".attn-practice-private/course.yaml"]
+
+
+def test_gitlab_schema_really_checks(tmp_path):
+    bad = tmp_path / ".gitlab-ci.yml"
+    bad.write_text(ci_setup.gitlab_ci(ODD_PACKAGE).replace("when: always", "when: sometimes"))
+    assert gitlab_schema(bad).returncode != 0
 
 
 # -- Gradescope ------------------------------------------------------------------------
@@ -88,16 +207,19 @@ def _mode(info: zipfile.ZipInfo) -> int:
 
 
 def test_gradescope_zip_layout_and_modes(tmp_path):
-    data = ci_setup.gradescope_zip()
-    assert data == ci_setup.gradescope_zip()  # reproducible
+    data = ci_setup.gradescope_zip(secret="s" * 64)
+    assert data == ci_setup.gradescope_zip(secret="s" * 64)  # reproducible
     path = tmp_path / "autograder.zip"
     path.write_bytes(data)
     with zipfile.ZipFile(path) as zf:
-        names = zf.namelist()
-        assert set(names) == {"setup.sh", "run_autograder"}
-        for name in names:
+        names = set(zf.namelist())
+        wheel = [n for n in names if n.endswith(".whl")]
+        assert names == {"setup.sh", "run_autograder", "grading_secret", "constraints.txt", *wheel}
+        assert len(wheel) == 1
+        for name in ("setup.sh", "run_autograder"):
             assert _mode(zf.getinfo(name)) == 0o755
             assert stat.S_ISREG(zf.getinfo(name).external_attr >> 16)
+        assert _mode(zf.getinfo("grading_secret")) == 0o600
         run = zf.read("run_autograder").decode()
         setup = zf.read("setup.sh").decode()
     for text in (run, setup):
@@ -106,29 +228,42 @@ def test_gradescope_zip_layout_and_modes(tmp_path):
     assert '--out "${AUTOGRADER_ROOT:-/autograder}/results/results.json"' in run
     assert "--format gradescope" in run and "--course" not in run
     assert run.rstrip().endswith("exit 0")
-    assert "pip install attn-practice" in setup
+    assert f'-c "$HERE/constraints.txt" "$HERE"/{wheel[0]}' in setup
+    two = [zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip())).read("grading_secret")
+           for _ in range(2)]
+    assert two[0] != two[1] and len(two[0]) == 64  # a fresh secret every bundle
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_gradescope_scripts_are_valid_bash(tmp_path):
-    for text in (ci_setup.gradescope_setup(ODD_PACKAGE), ci_setup.gradescope_run(course=True)):
+    for text in (ci_setup.gradescope_setup(ODD_PACKAGE), ci_setup.gradescope_setup(),
+                 ci_setup.gradescope_run(course=True)):
         script = tmp_path / "s.sh"
         script.write_text(text)
         subprocess.run(["bash", "-n", str(script)], check=True)
 
 
-def test_gradescope_zip_with_course_and_bundled_wheel(tmp_path):
-    course = tmp_path / "my course.yml"
-    course.write_text("steps: [step1, step2]\n")
+def test_gradescope_zip_bundles_the_course_and_its_private_suites(tmp_path):
+    course = _course(tmp_path, True)
+    with zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip("", course))) as zf:
+        names = set(zf.namelist())
+        assert "course.yaml" in names and "suites/1-private/test_p.py" in names
+        zf.extractall(tmp_path / "bundle")
+    from attn_practice.grader.course import load_course
+
+    bundled = load_course(tmp_path / "bundle" / "course.yaml")
+    assert bundled.points == {"step5": 2.0}
+    assert [p.name for p in bundled.extra_suites] == ["1-private"]
+    run = (tmp_path / "bundle" / "run_autograder").read_text()
+    assert '--course "${AUTOGRADER_ROOT:-/autograder}/source/course.yaml"' in run
+
+
+def test_gradescope_zip_with_a_bundled_package_file(tmp_path):
     wheel = tmp_path / "attn_practice-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK fake wheel")
-    with zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip(str(wheel), course))) as zf:
-        assert set(zf.namelist()) == {"setup.sh", "run_autograder", "course.yaml", wheel.name}
-        assert zf.read("course.yaml") == course.read_bytes()
-        assert _mode(zf.getinfo("course.yaml")) == 0o644
-        run = zf.read("run_autograder").decode()
+    with zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip(str(wheel)))) as zf:
+        assert wheel.name in zf.namelist() and "constraints.txt" not in zf.namelist()
         setup = zf.read("setup.sh").decode()
-    assert '--course "${AUTOGRADER_ROOT:-/autograder}/source/course.yaml"' in run
     assert f'pip install "$HERE"/{wheel.name}' in setup
 
 
@@ -190,13 +325,13 @@ def test_cli_never_overwrites_without_force(tmp_path):
     target = tmp_path / ".github" / "workflows" / "classroom.yml"
     first = runner.invoke(ci, ["github", str(tmp_path)])
     assert first.exit_code == 0, first.output
-    assert target.read_text() == ci_setup.github_workflow()
+    assert "attn-practice grade . --format github" in target.read_text()
     again = runner.invoke(ci, ["github", str(tmp_path)])
     assert again.exit_code == 0 and "up to date" in again.output
 
     target.write_text("# the instructor's own workflow\n")
     refused = runner.invoke(ci, ["github", str(tmp_path), "--package", ODD_PACKAGE])
-    assert refused.exit_code == 1 and "--force" in refused.output
+    assert refused.exit_code == 1 and "--force" in refused.output and "Traceback" not in refused.output
     assert target.read_text() == "# the instructor's own workflow\n"
 
     forced = runner.invoke(ci, ["github", str(tmp_path), "--package", ODD_PACKAGE, "--force"])
@@ -204,7 +339,7 @@ def test_cli_never_overwrites_without_force(tmp_path):
     assert (target.parent / "classroom.yml.bak").read_text() == "# the instructor's own workflow\n"
     assert ODD_PACKAGE in target.read_text()
     target.write_text("# edited again\n")
-    runner.invoke(ci, ["github", str(tmp_path), "--force"])
+    runner.invoke(ci, ["github", str(tmp_path), "--force", "--package", ODD_PACKAGE])
     assert (target.parent / "classroom.yml.bak1").read_text() == "# edited again\n"
 
 
@@ -291,3 +426,89 @@ def test_run_autograder_end_to_end(tmp_path):
         if case.name == "synthetic-mixed":
             status = {t["number"]: t["status"] for t in data["tests"]}
             assert status["1"] == "passed" and status["2"] == "failed" and status["5"] == "failed"
+
+
+REFERENCE = (Path(__file__).resolve().parent.parent / "reference" / "attention.py").read_text()
+#: Correct except on the private test's own input (Q[0, 0] == 42): only the private test can see it.
+PRIVATE_ONLY_WRONG = REFERENCE + """
+
+_right_dot_scores = dot_scores
+
+
+def dot_scores(Q, K):
+    out = _right_dot_scores(Q, K)
+    return out + 1 if np.size(Q) and np.asarray(Q).reshape(-1)[0] == 42.0 else out
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
+def test_gradescope_bundle_installs_and_grades_from_a_fresh_environment(tmp_path):
+    """The bundle as Gradescope uses it: unzip into /autograder/source (a temp prefix here), run
+    setup.sh into a fresh venv with no attn-practice in it, then run_autograder per submission."""
+    course = _course(tmp_path, True)
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip("", course))) as zf:
+        zf.extractall(root / "source")
+    for name in ("setup.sh", "run_autograder"):
+        (root / "source" / name).chmod(0o755)
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env.update(AUTOGRADER_ROOT=str(root), ATTN_PRACTICE_VENV=str(venv), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                  if not p.startswith(str(Path(sys.executable).parent)))
+    proc = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    installed = subprocess.run([str(venv / "bin" / "python"), "-c",
+                                "import attn_practice, sys; print(attn_practice.__file__)"],
+                               capture_output=True, text=True, timeout=60)
+    assert str(venv) in installed.stdout, installed  # the bundled wheel, not this checkout
+    # ... and that non-editable install can build the same wheel again (for its own CI set-ups)
+    from attn_practice.grader.staff.wheel import grader_wheel
+
+    rebuilt = subprocess.run([str(venv / "bin" / "python"), "-c",
+                              "import sys, zipfile, io\n"
+                              "from attn_practice.grader.staff.wheel import grader_wheel\n"
+                              "name, blob = grader_wheel()\n"
+                              "print('\\n'.join(sorted(zipfile.ZipFile(io.BytesIO(blob)).namelist())))"],
+                             capture_output=True, text=True, timeout=120)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    here = sorted(zipfile.ZipFile(__import__("io").BytesIO(grader_wheel()[1])).namelist())
+    ours = [n for n in here if not n.endswith(("/LICENSE", "/README.md"))]
+    assert [n for n in rebuilt.stdout.split() if not n.endswith(("/LICENSE", "/README.md"))] == ours
+
+    cases = {
+        "correct": {f"{s}.py": REFERENCE for s in ("step1_scores", "step2_scale", "step3_softmax",
+                                                   "step4_weighted_sum", "step5_attention")},
+        "private_only_wrong": {},
+        "wrong": {},
+    }
+    cases["private_only_wrong"] = {**cases["correct"], "step1_scores.py": PRIVATE_ONLY_WRONG}
+    cases["wrong"] = {**cases["correct"], "step5_attention.py": (
+        Path(__file__).parent / "implementations" / "step5" / "wrong_no_scale.py").read_text()}
+    results = {}
+    for name, files in [*cases.items(), ("hostile", None)]:
+        sub = root / "submission"
+        shutil.rmtree(sub, ignore_errors=True)
+        if files is None:
+            shutil.copytree(SUBMISSIONS / "attack_exit_import", sub)
+        else:
+            sub.mkdir()
+            for f, text in files.items():
+                (sub / f).write_text(text)
+        run = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "exited with status 0" in run.stdout or "exited with status 1" in run.stdout, run.stdout
+        data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+        assert sum(t["max_score"] for t in data["tests"]) == 6.0, name  # points: {step5: 2}
+        assert data["score"] == pytest.approx(sum(t["score"] for t in data["tests"]))
+        results[name] = data
+    assert results["correct"]["score"] == 6.0
+    assert results["wrong"]["score"] == 4.0
+    by_number = {t["number"]: t for t in results["private_only_wrong"]["tests"]}
+    assert results["private_only_wrong"]["score"] == 5.0 and by_number["1"]["status"] == "failed"
+    assert "Scores of the instructor's own example" in by_number["1"]["output"] or \
+        "42" in by_number["1"]["output"]
+    assert results["hostile"]["score"] == 2.0  # only step5 of attack_exit_import is right

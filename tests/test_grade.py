@@ -81,7 +81,10 @@ def test_missing_steps_and_present_bonus(tmp_path):
     statuses = {s["id"]: s["status"] for s in obj["steps"]}
     assert statuses == {"step1": "passed", "step2": "passed", "step3": "missing", "step4": "missing",
                         "step5": "missing", "step6": "passed"}
-    assert obj["max_score"] == 6.0
+    # CONTRACT §4.1: the default course counts the core steps only; the bonus is reported
+    assert obj["max_score"] == 5.0 and obj["score"] == 2.0
+    six = obj["steps"][-1]
+    assert six["bonus"] is True and six["counted"] is False and six["score"] == 1.0
 
 
 def test_several_submissions_give_an_array_in_order(tmp_path):
@@ -105,7 +108,7 @@ def test_usage_errors_exit_two(tmp_path):
     ("text", "needle"),
     [
         ("steps: [step1, step9]\n", "line 1: key 'steps'"),
-        ("max_examples: 5\npoints:\n  step2: -1\n", "line 2: key 'points'"),
+        ("max_examples: 5\npoints:\n  step2: -1\n", "line 3: key 'points'"),
         ("steps: [step1]\nbogus: 3\n", "line 2: key 'bogus'"),
         ("extra_suites: [nowhere/]\n", "key 'extra_suites'"),
         ("steps: [step1\n", "not valid YAML"),

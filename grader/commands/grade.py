@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -13,15 +14,21 @@ from attn_practice.grader.commands.common import (
     Problem,
     console,
     exit_with,
+    warn,
 )
 
 # ------------------------------------------------------------------ grade
 FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
+#: Formats whose consumer reads one submission's result (one results.json, one runner).
+SINGLE_SUBMISSION = {
+    "gradescope": "Gradescope reads one results.json per student",
+    "github": "GitHub Classroom reads one result per repository",
+}
 
 
 @click.command()
 @click.argument("submissions", nargs=-1, required=True,
-                type=click.Path(path_type=Path, exists=True, file_okay=False))
+                type=click.Path(path_type=Path, exists=True))
 @click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES),
               help="Report format (default: rich on a terminal, json otherwise).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE.")
@@ -48,31 +55,47 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
       attn-practice grade subs/* --format csv --out grades.csv
       attn-practice grade . --format gradescope --out /autograder/results/results.json
     """
-    from attn_practice.grader.course import CourseError, load_course
+    from attn_practice.grader.course import CourseError, default_course, load_course
     from attn_practice.grader.staff.batch import GradeRequest, run_grading
+    from attn_practice.grader.staff.locate import LocateError, locate
 
+    try:
+        located, skipped = locate([Path(s) for s in submissions])
+    except LocateError as exc:
+        raise Problem(str(exc)) from None
+    if skipped:
+        warn([f"skipped {len(skipped)} argument{'s' if len(skipped) > 1 else ''} that "
+              f"{'is not a folder' if len(skipped) == 1 else 'are not folders'}: "
+              + ", ".join(skipped)])
+    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
+    if fmt in SINGLE_SUBMISSION and len(located) > 1:
+        raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
+                      f"but {len(located)} were given; grade them one at a time, or use "
+                      "--format json, csv or junit for a class")
+    if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
+        raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
     try:
         course_obj = load_course(course) if course else None
     except CourseError as exc:
         raise Problem(str(exc)) from None
-    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
-    if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
-        raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
     request = GradeRequest(
-        submissions=[Path(s) for s in submissions],
-        labels=[str(s) for s in submissions],
+        submissions=[s.path for s in located],
+        labels=[s.label for s in located],
         course=course_obj,
         jobs=jobs,
         use_cache=not no_cache,
         cache_dir=cache_dir,
         dask_address=dask_address,
-        progress=fmt != "rich" and sys.stderr.isatty() and len(submissions) > 1 or
-        (fmt == "rich" and len(submissions) > 1),
+        progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
+        (fmt == "rich" and len(located) > 1),
     )
     try:
         reports = run_grading(request)
     except RuntimeError as exc:
         raise Problem(str(exc)) from None
+    counting = course_obj or default_course()
+    where = {s.label: s.graded_path for s in located}
+    reports = [replace(counting.apply(r), graded_path=where.get(r.submission, "")) for r in reports]
     if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
         from attn_practice.grader.commands.report import grade_html
 

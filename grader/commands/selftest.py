@@ -1,72 +1,111 @@
-"""The `selftest` command: parse, run `selftest.run_selftest`, render the table."""
+"""The `selftest` command: parse, run `selftest.run_selftest`, render the table.
+
+Follows `common`'s convention: a course or step problem is a `Problem` (exit
+2, no traceback); results go to `console()`; exit 1 when anything falls short.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from attn_practice.grader.commands.common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    Problem,
+    console,
+    exit_with,
+)
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 @click.command("selftest")
 @click.option("--course", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="Also run this course's extra suites against the catalogue.")
+              help="Also run this course's private suites against the reference and the catalogue.")
 @click.option("--step", "steps", multiple=True, help="Only these steps (repeatable).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), help="Parallel workers (default: CPUs).")
 @click.option("-v", "--verbose", is_flag=True, help="List every case, not only the problems.")
 def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verbose: bool) -> None:
     """Check that the hidden suites catch every known mistake and accept every correct variant.
 
-    For course staff (and our CI). Exits 1 if anything falls short.
+    For course staff (and our CI). With --course, the course's private tests
+    must pass on the reference and on every correct variant; the table says
+    which catalogued mistakes they catch. Exits 1 if anything falls short.
 
     \b
     Examples:
       attn-practice selftest
       attn-practice selftest --course course.yaml --step step3
     """
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from attn_practice.grader.catalog import UnknownStep, resolve_step
     from attn_practice.grader.course import CourseError, load_course
-    from attn_practice.grader.staff.selftest import run_selftest, selftest_ok
+    from attn_practice.grader.staff.selftest import CaseKind, run_selftest, selftest_ok
 
     try:
         course_obj = load_course(course) if course else None
         exercises = [resolve_step(s) for s in steps] or None
     except (CourseError, UnknownStep) as exc:
-        raise click.UsageError(str(exc)) from None
+        raise Problem(str(exc)) from None
     summaries = run_selftest(exercises, course_obj, jobs)
-    console = Console(highlight=False)
+    out = console()
+    private = any(s.private for s in summaries)
     table = Table(title="attn-practice selftest", title_justify="left")
-    for col in ("step", "reference", "mistakes caught", "diagnosed right", "correct variants accepted"):
+    columns = ["step", "reference", "mistakes caught", "diagnosed right", "correct variants accepted"]
+    if private:
+        columns.append("caught by private tests")
+    for col in columns:
         table.add_column(col, justify="right" if col != "step" else "left")
     for s in summaries:
-        ref = s.of("reference")
-        mistakes = s.of("mistake")
-        variants = s.of("variant")
-        table.add_row(
-            s.step,
-            _mark(all(r.ok for r in ref), "passes" if all(r.ok for r in ref) else "FAILS"),
+        ref = s.of(CaseKind.REFERENCE)
+        mistakes = s.of(CaseKind.MISTAKE)
+        variants = s.of(CaseKind.VARIANT)
+        ref_ok = all(r.ok for r in ref) and not s.private_missing
+        row = [
+            Text(s.step),
+            _mark(ref_ok, "passes" if ref_ok else "FAILS"),
             _ratio(sum(r.caught for r in mistakes), len(mistakes)),
             _ratio(sum(r.diagnosed for r in mistakes), len(mistakes)),
             _ratio(sum(r.ok for r in variants), len(variants)),
-        )
-    console.print(table)
+        ]
+        if private:
+            row.append(Text(f"{sum(r.caught_by_private for r in mistakes)}/{len(mistakes)}"
+                            if s.private else "-"))
+        table.add_row(*row)
+    out.print(table)
     for s in summaries:
+        for name in s.private_missing:
+            out.print(Text(f"  BAD {s.step} private test {name!r} did not run on the reference"))
         for r in s.results:
             if verbose or not r.ok:
-                want = f" (want diagnosis {r.case.expected_id})" if r.case.kind == "mistake" else ""
-                console.print(f"  {'ok ' if r.ok else 'BAD'} {s.step} {r.case.kind} {r.case.name}: "
-                              f"{r.status}, diagnoses {r.diagnoses or '[]'}{want}")
+                want = f" (want diagnosis {r.case.expected_id})" if r.case.kind is CaseKind.MISTAKE else ""
+                priv = (f"; private tests failing: {', '.join(r.private_failed)}"
+                        if r.private_failed else "")
+                out.print(Text(f"  {'ok ' if r.ok else 'BAD'} {s.step} {r.case.kind} {r.case.name}: "
+                               f"{r.status}, diagnoses {r.diagnoses or '[]'}{want}{priv}"))
+        if private and s.private and verbose:
+            caught = [r.case.name for r in s.of(CaseKind.MISTAKE) if r.caught_by_private]
+            out.print(Text(f"  {s.step}: the private tests catch {len(caught)} catalogued "
+                           f"mistake{'s' if len(caught) != 1 else ''}: {', '.join(caught) or 'none'}"))
     ok = selftest_ok(summaries)
-    console.print("[bold green]selftest passed[/]" if ok else "[bold red]selftest found problems[/]")
-    click.get_current_context().exit(0 if ok else 1)
+    out.print(Text("selftest passed", style="bold green") if ok
+              else Text("selftest found problems", style="bold red"))
+    exit_with(EXIT_PASSED if ok else EXIT_FAILED)
 
 
-def _ratio(n: int, total: int) -> str:
-    style = "green" if n == total else "red"
-    return f"[{style}]{n}/{total}[/]"
+def _ratio(n: int, total: int) -> Text:
+    from rich.text import Text
+
+    return Text(f"{n}/{total}", style="green" if n == total else "red")
 
 
-def _mark(ok: bool, text: str) -> str:
-    return f"[{'green' if ok else 'red'}]{text}[/]"
+def _mark(ok: bool, text: str) -> Text:
+    from rich.text import Text
+
+    return Text(text, style="green" if ok else "red")

@@ -1,9 +1,11 @@
 """Text helpers shared by the CI writers.
 
-Learner output and exception messages reach these writers verbatim and can
-hold anything: ANSI colour codes, NUL bytes, lone surrogates from undecodable
-bytes, a megabyte of prints. Every writer cleans and bounds that text here,
-in one way, so no CI system ever receives a file it rejects.
+Learner output, exception messages and folder names reach these writers
+verbatim and can hold anything: ANSI colour codes, NUL bytes, lone
+surrogates from undecodable bytes, bidi overrides that reorder what a reader
+sees, zero-width characters, a megabyte of prints. Every writer cleans and
+bounds that text here, in one way, so no CI system ever receives a file it
+rejects and no reader sees text that differs from what is there.
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ from attn_practice.grader.results import Failure, Status, StepResult, TestResult
 #: Default bound for learner output shown per step (characters).
 OUTPUT_LIMIT = 4000
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-# C0 controls except tab and newline, DEL, C1 controls, and lone surrogates.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters no report shows as they are: C0 controls (tab and newline aside),
+# DEL, C1 controls, lone surrogates, the bidi overrides and isolates (which
+# reorder what a reader sees), zero-width and invisible characters, line and
+# paragraph separators, the BOM, tag characters, and XML's two non-characters.
+_INVISIBLE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufff9-\ufffb\xad"
+              "\ufeff\ufffe\uffff\ud800-\udfff\U000e0000-\U000e007f")
+_CLEAN = re.compile(rf"\\(?=[\\u{_INVISIBLE}])|[{_INVISIBLE}]")
+_LABEL = re.compile(rf"\\(?=[\\u\t\n{_INVISIBLE}])|[\t\n{_INVISIBLE}]")
 # What XML 1.0 cannot hold at all, even escaped (its Char production).
 # Compiled on first use: its wide ranges take milliseconds every process start.
 _XML_FORBIDDEN = r"[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
@@ -26,22 +33,70 @@ _STEP_NUMBER = re.compile(r"(\d+)$")
 
 def _visible(match: re.Match[str]) -> str:
     ch = match.group()
-    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+    return "\\\\" if ch == "\\" else f"\\u{{{ord(ch):x}}}"
 
 
 def clean(text: str) -> str:
-    """Plain printable text: ANSI sequences dropped, other controls shown as `\\xNN`.
+    """Text safe to show anywhere: every invisible or control character as `\\u{hex}`.
 
-    Showing a stray control character (rather than deleting it) tells the
-    learner their output contained one; `\\r\\n` and lone `\\r` become `\\n`.
+    Showing a stray character (rather than deleting it) tells the learner
+    their output contained one, and keeps the mapping injective: two
+    different texts never look the same after cleaning (a backslash that
+    could be read as the start of an escape is doubled). Tab and newline are
+    kept; an ANSI colour code shows as `\\u{1b}[31m`, a bidi override as
+    `\\u{202e}`.
     """
-    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub(_visible, text)
+    return _CLEAN.sub(_visible, text)
+
+
+def label(text: str) -> str:
+    """A submission name (a folder name) as one line: `clean`, with tabs and newlines escaped too.
+
+    Injective like `clean`: two folders never get the same label.
+    """
+    return _LABEL.sub(_visible, text)
 
 
 def xml_safe(text: str) -> str:
     """`clean` text, minus anything XML 1.0 forbids (a belt to `clean`'s braces)."""
     return re.sub(_XML_FORBIDDEN, _visible, clean(text))
+
+
+def md_escape(text: str) -> str:
+    """One line of learner-derived text that Markdown shows literally: no heading, link or HTML.
+
+    Every ASCII punctuation character is backslash-escaped (CommonMark allows
+    it for all of them), and `<`, `>`, `&` become entities, so no raw HTML or
+    image beacon can be formed whatever the renderer.
+    """
+    out = []
+    for ch in label(text):
+        if ch in "<>&":
+            out.append({"<": "&lt;", ">": "&gt;", "&": "&amp;"}[ch])
+        elif ch in "!\"#$%'()*+,-./:;=?@[\\]^_`{|}~":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_JSON_INVISIBLE = re.compile(rf"[{_INVISIBLE}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    units = match.group().encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
+def json_text(obj: object, indent: int | None = 2) -> str:
+    """JSON text whose invisible characters are `\\uXXXX` escapes: the same data once parsed.
+
+    Lone surrogates (undecodable learner bytes) stay valid JSON this way too, and
+    a bidi override in a message cannot reorder what someone reading the file sees.
+    """
+    import json
+
+    return _JSON_INVISIBLE.sub(_json_escape, json.dumps(obj, indent=indent, ensure_ascii=False))
 
 
 def bound(text: str, limit: int = OUTPUT_LIMIT) -> str:

@@ -1,9 +1,13 @@
 """`--format csv`: one gradebook row per submission.
 
 Columns are stable (`submission, score, max_score, step1..stepN, status,
-diagnoses, duration_s`) so a spreadsheet built on last week's export still
-lines up: the step columns are the union of step ids over all reports, in
-step-number order, and a step a submission was not graded on is left blank.
+diagnoses, duration_s, graded_path`) so a spreadsheet built on last week's
+export still lines up: the step columns are the union of step ids over all
+reports, in step-number order, and a step a submission was not graded on is
+left blank. Under one course every row has the same counted steps and the
+same max_score (CONTRACT §4.1); a bonus step graded but not counted shows its
+score in its column and adds nothing to `score`. `graded_path` names the
+subfolder graded when the step files were found one folder down.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import csv
 import io
 from collections.abc import Sequence
 
-from attn_practice.grader.reports._text import clean, num, step_sort_key
+from attn_practice.grader.reports._text import label, num, step_sort_key
 from attn_practice.grader.results import GradeReport
 
 FIXED_HEAD = ["submission", "score", "max_score"]
-FIXED_TAIL = ["status", "diagnoses", "duration_s"]
+FIXED_TAIL = ["status", "diagnoses", "duration_s", "graded_path"]
+#: What a spreadsheet may read as the start of a formula (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def step_ids(reports: Sequence[GradeReport]) -> list[str]:
@@ -34,15 +40,16 @@ def _status(report: GradeReport) -> str:
     return "passed" if report.passed else "failed"
 
 
-def _safe_cell(text: str) -> str:
-    """A submission name a spreadsheet will not evaluate as a formula.
+def safe_cell(text: str) -> str:
+    """A student-derived cell a spreadsheet will not evaluate as a formula.
 
     Directory names come from students (repository or upload names); one that
-    starts with `=`, `+`, `-` or `@` would run as a formula when the gradebook
-    is opened, so it is prefixed with a quote, as OWASP advises.
+    starts with `=`, `+`, `-`, `@`, a tab or a carriage return would run as a
+    formula when the gradebook is opened, so it is prefixed with a quote, as
+    OWASP advises. Invisible characters are shown as `\\u{..}` (`label`).
     """
-    text = clean(text)
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@") else text
+    shown = label(text)
+    return f"'{shown}" if text[:1] in FORMULA_STARTS or shown[:1] in FORMULA_STARTS else shown
 
 
 def row(report: GradeReport, step_ids: Sequence[str]) -> list[str]:
@@ -50,13 +57,14 @@ def row(report: GradeReport, step_ids: Sequence[str]) -> list[str]:
     cells = [num(by_id[i].score) if i in by_id else "" for i in step_ids]
     diagnoses = ";".join(f"{s.id}:{d}" for s in report.steps for d in s.diagnosis_ids)
     return [
-        _safe_cell(report.submission),
+        safe_cell(report.submission),
         num(report.score),
         num(report.max_score),
         *cells,
         _status(report),
         diagnoses,
         f"{max(0.0, report.duration):.3f}",
+        safe_cell(report.graded_path),
     ]
 
 

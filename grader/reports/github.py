@@ -10,6 +10,13 @@ workflow command (`::add-mask::`, `::set-output`, `##[...]`): annotations are
 escaped onto one line, learner output is printed between
 `::stop-commands::TOKEN` and `::TOKEN::` with a fresh random token, and
 messages the reporter prints have their command-like lines defanged.
+Every text, the headline and the submission's name included, goes through
+`clean`/`label` (no control, bidi or zero-width character, no lone
+surrogate), and the Markdown summary escapes what it does not fence.
+
+Totals follow CONTRACT §4.1: the result object holds the counted steps only
+(a bonus step graded but not counted is shown in the log and summary, never
+in "Points X/Y").
 """
 
 from __future__ import annotations
@@ -23,7 +30,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from attn_practice.grader.reports._text import bound, clean, fence, num, step_headline, step_problem
+from attn_practice.grader.reports._text import (
+    bound,
+    clean,
+    fence,
+    label,
+    md_escape,
+    num,
+    step_headline,
+    step_problem,
+)
 from attn_practice.grader.reports.junit import step_file
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
@@ -90,10 +106,10 @@ def _test_code(step: StepResult) -> str:
     return f"attn-practice check {step.id}"
 
 
-def _step_tests(step: StepResult, unit: Fraction | None) -> Iterator[dict[str, Any]]:
+def _step_tests(step: StepResult, unit: Fraction | None, file: str) -> Iterator[dict[str, Any]]:
     base = {
         "test_code": _test_code(step),
-        "filename": step.file,
+        "filename": label(file),
         "line_no": int(step.line),
     }
     name = f"{step.id}: {step.title}" if step.title else step.id
@@ -120,12 +136,13 @@ def _step_tests(step: StepResult, unit: Fraction | None) -> Iterator[dict[str, A
 
 def result_object(report: GradeReport) -> dict[str, Any]:
     """The `{"version": 1, ...}` object one grading step hands the reporter."""
-    unit = _unit(report.steps)
-    tests = [t for s in report.steps for t in _step_tests(s, unit)]
+    counted = [s for s in report.steps if s.counted]
+    unit = _unit(counted)
+    tests = [t for s in counted for t in _step_tests(s, unit, step_file(report, s))]
     if report.error:
         tests.append({"name": "attn-practice", "status": "error", "score": 0.0,
                       "message": bound(defang(report.error), MESSAGE_LIMIT),
-                      "test_code": f"attn-practice grade {report.submission}",
+                      "test_code": f"attn-practice grade {label(report.submission)}",
                       "filename": "", "line_no": 0, "duration": 0})
         status = "error"
     else:
@@ -139,7 +156,8 @@ def _combine(objects: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[st
         return objects[0]
     statuses = {o["status"] for o in objects}
     status = "error" if "error" in statuses else "fail" if "fail" in statuses else "pass"
-    tests = [{**t, "name": f"{name}: {t['name']}"} for o, name in zip(objects, names, strict=True) for t in o["tests"]]
+    tests = [{**t, "name": f"{label(name)}: {t['name']}"}
+             for o, name in zip(objects, names, strict=True) for t in o["tests"]]
     return {"version": 1, "status": status,
             "max_score": float(sum(o["max_score"] for o in objects)), "tests": tests}
 
@@ -159,14 +177,23 @@ _ICON = {"pass": "✅", "fail": "❌", "error": "💥"}
 
 
 def _cell(text: str) -> str:
-    return clean(text).replace("\n", " ").replace("|", "\\|")
+    """One Markdown table cell of learner-derived text, shown literally (escaped, one line)."""
+    return md_escape(text)
+
+
+def _trusted_cell(text: str) -> str:
+    """A cell of our own text (step titles): one line, no column break."""
+    return label(text).replace("|", "\\|")
 
 
 def summary_markdown(reports: Sequence[GradeReport]) -> str:
     """A Markdown job summary: a table per submission, then why each step failed."""
     out: list[str] = []
     for r in reports:
-        out.append(f"## attn-practice: `{_cell(r.submission)}` {num(r.score)}/{num(r.max_score)} points\n")
+        out.append(f"## attn-practice: {_cell(r.submission)} {num(r.score)}/{num(r.max_score)} points\n")
+        if r.graded_path:
+            out.append(f"Graded the folder {_cell(r.graded_path)}: the step files were not at "
+                       "the top of the submission.\n")
         if r.error:
             out.append(fence(bound(clean(r.error), MESSAGE_LIMIT)) + "\n")
         if r.steps:
@@ -175,7 +202,8 @@ def summary_markdown(reports: Sequence[GradeReport]) -> str:
                 icon = _ICON[_STATUS[s.status]]
                 ids = ", ".join(f"`{i}`" for i in s.diagnosis_ids)
                 title = f"{s.id}: {s.title}" if s.title else s.id
-                out.append(f"| {_cell(title)} | {icon} {s.status} | "
+                title += "" if s.counted else " (bonus, not counted)"
+                out.append(f"| {_trusted_cell(title)} | {icon} {s.status} | "
                            f"{num(s.score)}/{num(s.max_score)} | {ids} |")
             out.append("")
         for s in r.steps:
@@ -187,7 +215,7 @@ def summary_markdown(reports: Sequence[GradeReport]) -> str:
 
 
 def _command(level: str, message: str, **props: str | int) -> str:
-    given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v)
+    given = ",".join(f"{k}={escape_property(label(str(v)))}" for k, v in props.items() if v)
     return f"::{level}{' ' + given if given else ''}::{escape_data(clean(message))}"
 
 
@@ -196,6 +224,10 @@ def annotations(report: GradeReport) -> list[str]:
     lines: list[str] = []
     if report.error:
         lines.append(_command("error", report.error, title="attn-practice could not grade"))
+    if report.graded_path:
+        lines.append(_command("notice", f"graded the folder {label(report.graded_path)}: the step "
+                              "files were not at the top of the submission",
+                              title="attn-practice graded a subfolder"))
     for s in report.steps:
         file = "" if s.status is Status.MISSING else step_file(report, s)
         if not s.passed:
@@ -203,6 +235,7 @@ def annotations(report: GradeReport) -> list[str]:
             if s.diagnoses:
                 message += "\nLikely mistake: " + ", ".join(f"{d.id} ({d.title})" for d in s.diagnoses)
             title = f"{s.id} {s.status} ({num(s.score)}/{num(s.max_score)})"
+            title += "" if s.counted else " bonus, not counted"
             lines.append(_command("error", bound(message, MESSAGE_LIMIT), file=file,
                                   line=s.line if file else 0, title=title))
         for note in s.notes:
@@ -215,11 +248,14 @@ def _log_text(reports: Sequence[GradeReport]) -> str:
     """Scores and what the learner's code printed: may hold anything."""
     parts: list[str] = []
     for r in reports:
-        parts.append(f"attn-practice {r.submission}: {num(r.score)}/{num(r.max_score)} points")
+        parts.append(f"attn-practice {label(r.submission)}: {num(r.score)}/{num(r.max_score)} points")
+        if r.graded_path:
+            parts.append(f"  (graded the folder {label(r.graded_path)})")
         for s in r.steps:
             ids = f" [{', '.join(s.diagnosis_ids)}]" if s.diagnoses else ""
-            head = "" if s.passed else f": {step_headline(s)}"
-            parts.append(f"  {s.id} {s.status} {num(s.score)}/{num(s.max_score)}{ids}{head}")
+            head = "" if s.passed else f": {label(step_headline(s))}"
+            extra = "" if s.counted else " (bonus, not counted)"
+            parts.append(f"  {s.id} {s.status} {num(s.score)}/{num(s.max_score)}{extra}{ids}{head}")
         for s in r.steps:
             if s.output:
                 parts.append(f"----- {s.id}: what your code printed -----")
@@ -250,9 +286,14 @@ def render(reports: Sequence[GradeReport], *, env: Mapping[str, str] = os.enviro
     summary_file = env.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         with open(summary_file, "a", encoding="utf-8", newline="\n") as f:
-            f.write(summary_markdown(reports))
+            f.write(_encodable(summary_markdown(reports)))
     lines = [line for r in reports for line in annotations(r)]
     log = _log_text(reports)
     token = _stop_token(log)
     lines += [f"::stop-commands::{token}", log, f"::{token}::"]
-    return "\n".join(lines) + "\n"
+    return _encodable("\n".join(lines) + "\n")
+
+
+def _encodable(text: str) -> str:
+    """A belt to `clean`: whatever slipped through can still be written as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -4,11 +4,16 @@ A missing or malformed file shows the student "The autograder failed to
 execute correctly", so the text is built from plain dicts, always valid
 UTF-8 JSON with `\\n` line endings, and written atomically (`write_atomic`):
 a grader killed half-way never leaves half a file behind.
+
+With `output_format: md`, every learner-derived text (problems, notes, what
+the code printed, folder names) sits inside a code fence no backtick run can
+close, or is escaped (`md_escape`), so a submission cannot forge headings,
+links, image beacons or raw HTML. Totals follow CONTRACT §4.1: a bonus step
+graded but not counted is listed with score and max_score 0.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -21,6 +26,9 @@ from attn_practice.grader.reports._text import (
     clean,
     diagnosis_text,
     fence,
+    json_text,
+    label,
+    md_escape,
     num,
     step_number,
     step_problem,
@@ -42,9 +50,11 @@ def _test_output(step: StepResult, fmt: str) -> str:
         if problem:
             parts.append(fence(bound(problem, OUTPUT_LIMIT)))
         for d in step.diagnoses:
-            body = "\n\n".join(clean(x) for x in (d.explanation, d.nudge) if x)
-            parts.append(f"**Likely mistake `{d.id}`: {clean(d.title)}**" + (f"\n\n{body}" if body else ""))
-        parts += [f"- {n}" for n in notes]
+            body = "\n\n".join(md_escape(x) for x in (d.explanation, d.nudge) if x)
+            parts.append(f"**Likely mistake `{label(d.id).replace('`', '')}`: {md_escape(d.title)}**"
+                         + (f"\n\n{body}" if body else ""))
+        if notes:
+            parts.append("Notes:\n\n" + fence("\n".join(f"- {n}" for n in notes)))
         if printed:
             parts.append("Your code printed:\n\n" + fence(printed))
     else:
@@ -62,10 +72,19 @@ def _test_output(step: StepResult, fmt: str) -> str:
 
 def _summary(report: GradeReport, fmt: str) -> str:
     lines = [f"attn-practice: {num(report.score)}/{num(report.max_score)} points."]
+    if report.graded_path:
+        where = (f"Graded the folder {report.graded_path} (the step files were not at the top "
+                 "of the submission).")
+        lines.append(fence(clean(where)) if fmt == "md" else clean(where))
     if report.error:
         err = bound(clean(report.error), OUTPUT_LIMIT)
         lines.append(fence(err) if fmt == "md" else err)
     return "\n\n".join(lines)
+
+
+def _name(step: StepResult) -> str:
+    name = f"{step.id}: {step.title}" if step.title else step.id
+    return name if step.counted else f"{name} (bonus, not counted)"
 
 
 def _number(step: StepResult, index: int) -> str:
@@ -88,14 +107,14 @@ def results(
             raise ValueError(f"visibility must be one of {VISIBILITIES}, not {v!r}")
     tests = [
         {
-            "score": float(s.score),
-            "max_score": float(s.max_score),
+            "score": float(s.score) if s.counted else 0.0,
+            "max_score": float(s.max_score) if s.counted else 0.0,
             "status": "passed" if s.passed else "failed",
-            "name": f"{s.id}: {s.title}" if s.title else s.id,
+            "name": _name(s),
             "number": _number(s, i),
             "output": _test_output(s, output_format),
             "output_format": output_format,
-            "tags": s.diagnosis_ids,
+            "tags": s.diagnosis_ids + ([] if s.counted else ["not-counted"]),
             "visibility": "visible",
         }
         for i, s in enumerate(report.steps, start=1)
@@ -116,8 +135,7 @@ def render(reports: Sequence[GradeReport], **options: Any) -> str:
     """results.json text for exactly one report; `options` go to `results`."""
     if len(reports) != 1:
         raise ValueError(f"the gradescope format takes exactly one submission, got {len(reports)}")
-    text = json.dumps(results(reports[0], **options), indent=2, ensure_ascii=False)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    return json_text(results(reports[0], **options)) + "\n"
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -7,19 +7,19 @@ submissions were graded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
+from attn_practice.grader.reports._text import json_text
 from attn_practice.grader.results import GradeReport
 
 
 def render(reports: Sequence[GradeReport]) -> str:
     """The JSON text (object for one report, array for several), newline-terminated.
 
-    Learner text may hold lone surrogates (undecodable bytes); they are written
-    as `\\udcxx` escapes so the output is always valid UTF-8 and valid JSON.
+    Learner text may hold lone surrogates (undecodable bytes), bidi overrides
+    or zero-width characters; they are written as `\\uXXXX` escapes, so the
+    output is always valid UTF-8 and valid JSON, and parses back to exactly
+    the report.
     """
     dicts = [r.to_dict() for r in reports]
-    payload = dicts[0] if len(dicts) == 1 else dicts
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+    return json_text(dicts[0] if len(dicts) == 1 else dicts) + "\n"

@@ -2,7 +2,12 @@
 
 One `<testsuite>` per step (per submission), one `<testcase>` per hidden
 test. A step that has no tests to show (missing file, syntax error) still
-gets one testcase, so every step appears in the CI's test view. Learner text
+gets one testcase, so every step appears in the CI's test view; a step never
+handed in is a `<failure>` ("not handed in"), not a skip, so GitLab shows it.
+A bonus step graded but not counted (CONTRACT §4.1) carries the property
+`counted=false` and shows a non-passing outcome as `<skipped>` (an untouched
+bonus stub is no failure in GitLab's view); `graded_path` is a property when the step files were found
+one folder down. Learner text
 is cleaned of what XML 1.0 forbids and bounded, keeping files far below
 GitLab's 30 MB limit even for a class.
 """
@@ -14,7 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from attn_practice.grader.reports._text import bound, diagnosis_text, test_text, xml_safe
+from attn_practice.grader.reports._text import bound, diagnosis_text, label, test_text, xml_safe
 from attn_practice.grader.results import GradeReport, Status, StepResult, TestResult
 
 #: Bounds per element, in characters.
@@ -22,9 +27,10 @@ MESSAGE_LIMIT = 500
 TEXT_LIMIT = 20_000
 OUTPUT_LIMIT = 20_000
 
-_FAILED = (Status.FAILED,)
+_FAILED = (Status.FAILED, Status.MISSING)
 _ERRORED = (Status.ERROR, Status.TIMEOUT)
-_SKIPPED = (Status.MISSING, Status.SKIPPED)
+_SKIPPED = (Status.SKIPPED,)
+NOT_HANDED_IN = "not handed in"
 
 
 @dataclass
@@ -69,7 +75,7 @@ def step_file(report: GradeReport, step: StepResult) -> str:
     """The step's file as a repository-relative path, for CI links ("" if unknown)."""
     if not step.file:
         return ""
-    sub = report.submission.replace("\\", "/").rstrip("/")
+    sub = (report.graded_path or report.submission).replace("\\", "/").rstrip("/")
     path = step.file.replace("\\", "/")
     if posixpath.isabs(path) or sub in ("", ".") or path.startswith(sub + "/"):
         return path
@@ -81,7 +87,9 @@ def _outcome(case: ET.Element, status: Status, message: str, text: str, kind: st
 
     `type` is the Failure's kind (value, shape, exception, ...) when known.
     """
-    if status in _FAILED:
+    if status is Status.MISSING:
+        tag, kind = "failure", "missing"
+    elif status in _FAILED:
         tag, kind = "failure", kind or "AssertionError"
     elif status in _ERRORED:
         tag, kind = "error", "Timeout" if status is Status.TIMEOUT else kind or "Error"
@@ -116,8 +124,11 @@ def _step_case(step: StepResult, classname: str, file: str) -> ET.Element:
     case.set("time", _time(step.duration))
     if file:
         case.set("file", xml_safe(file))
-    if step.status in _SKIPPED:
-        why = step.error or f"{step.file or step.id} not found in the submission"
+    if step.status is Status.MISSING:
+        why = f"{step.file or step.id} was not found in the submission"
+        _outcome(case, step.status, NOT_HANDED_IN, f"{NOT_HANDED_IN}: {why}")
+    elif step.status in _SKIPPED:
+        why = step.error or f"{step.id} skipped"
         _outcome(case, step.status, why, why)
     else:
         body = step.error or f"{step.id} {step.status}"
@@ -127,8 +138,9 @@ def _step_case(step: StepResult, classname: str, file: str) -> ET.Element:
 
 
 def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Element, _Counts]:
-    name = f"{report.submission}:{step.id}" if several else step.id
-    classname = f"attn-practice.{report.submission}.{step.id}" if several else f"attn-practice.{step.id}"
+    sub = label(report.submission)
+    name = f"{sub}:{step.id}" if several else step.id
+    classname = f"attn-practice.{sub}.{step.id}" if several else f"attn-practice.{step.id}"
     classname = xml_safe(classname)
     file = step_file(report, step)
     cases: list[tuple[ET.Element, Status]] = [
@@ -137,6 +149,9 @@ def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Ele
     step_errored = step.status in _ERRORED and not any(s in _ERRORED for _, s in cases)
     if not cases or step_errored:
         cases.append((_step_case(step, classname, file), step.status))
+    if not step.counted:
+        cases = [(_not_counted(case), status if status is Status.PASSED else Status.SKIPPED)
+                 for case, status in cases]
     counts = _Counts()
     for _, status in cases:
         counts.add(status)
@@ -144,6 +159,7 @@ def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Ele
     suite.set("time", _time(step.duration))
     if file:
         suite.set("file", xml_safe(file))
+    _properties(suite, report, step)
     for case, _ in cases:
         suite.append(case)
     if step.output:
@@ -156,9 +172,32 @@ def _suite(report: GradeReport, step: StepResult, several: bool) -> tuple[ET.Ele
     return suite, counts
 
 
+def _not_counted(case: ET.Element) -> ET.Element:
+    """A bonus step the course does not count never shows as a failure: its outcome is a skip."""
+    for child in case:
+        if child.tag in ("failure", "error"):
+            child.tag = "skipped"
+            child.set("message", _one_line(f"bonus step, not counted by this course: "
+                                           f"{child.get('message', '')}"))
+            child.set("type", "not-counted")
+    return case
+
+
+def _properties(suite: ET.Element, report: GradeReport, step: StepResult | None) -> None:
+    props = []
+    if step is not None and not step.counted:
+        props.append(("counted", "false"))
+    if report.graded_path:
+        props.append(("graded_path", label(report.graded_path)))
+    if props:
+        el = ET.SubElement(suite, "properties")
+        for k, v in props:
+            ET.SubElement(el, "property", name=k, value=xml_safe(v))
+
+
 def _error_suite(report: GradeReport, several: bool) -> tuple[ET.Element, _Counts]:
     """The whole submission could not be graded: one errored testcase says why."""
-    name = f"{report.submission}:grade" if several else "grade"
+    name = f"{label(report.submission)}:grade" if several else "grade"
     case = ET.Element("testcase", classname="attn-practice", name="grade", time=_time(0))
     _outcome(case, Status.ERROR, report.error, report.error)
     counts = _Counts()

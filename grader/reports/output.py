@@ -39,15 +39,9 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
 
 
 def render(reports: Sequence[GradeReport], fmt: str) -> str:
-    try:
-        from attn_practice.grader.reports import FORMATS
-    except ImportError:
-        FORMATS = {}
-    if fmt in FORMATS:
-        return FORMATS[fmt](list(reports))
-    if fmt == "json":
-        import json
+    """The report text in `fmt` (one of `FORMATS`); ValueError for any other name."""
+    from attn_practice.grader.reports import FORMATS
 
-        data = [r.to_dict() for r in reports]
-        return json.dumps(data[0] if len(data) == 1 else data, indent=2, ensure_ascii=False)
-    raise ValueError(f"unknown format {fmt!r}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (known: {', '.join(sorted(FORMATS))}, rich)")
+    return FORMATS[fmt](list(reports))

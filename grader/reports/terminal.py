@@ -21,7 +21,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from attn_practice.grader.reports._text import clean
+from attn_practice.grader.reports._text import clean, label
 from attn_practice.grader.results import Failure, GradeReport, Status, StepResult, TestResult
 
 ICONS = {
@@ -240,7 +240,10 @@ def _bounded(text: str, limit: int) -> str:
 
 def render_report(console: Console, report: GradeReport, *, verbose: bool = False) -> None:
     """A whole submission: a summary table, then the details of each failing step."""
-    console.rule(Text(f"{report.submission}", style="bold"))
+    console.rule(Text(label(report.submission), style="bold"))
+    if report.graded_path:
+        console.print(Text(f"(graded the folder {label(report.graded_path)}: the step files were "
+                           "not at the top of the submission)", style="dim"))
     if report.error:
         console.print(Text(f"! {clean(report.error)}", style="red"))
         return
@@ -253,8 +256,9 @@ def render_report(console: Console, report: GradeReport, *, verbose: bool = Fals
     short = console.width < 100  # "Scores" rather than "Scores: how well does each query ..."
     for s in report.steps:
         title = s.title.split(":")[0] if short else s.title
+        score = f"{s.score:g}/{s.max_score:g}" if s.counted else "not counted"
         table.add_row(s.id + (" (bonus)" if s.bonus else ""), title, status_text(s.status),
-                      f"{s.score:g}/{s.max_score:g}", ", ".join(s.diagnosis_ids))
+                      score, ", ".join(s.diagnosis_ids))
     console.print(table)
     for s in report.steps:
         if s.status not in (Status.PASSED, Status.MISSING):
@@ -262,6 +266,9 @@ def render_report(console: Console, report: GradeReport, *, verbose: bool = Fals
             render_step(console, s, verbose=verbose)
     console.print()
     console.print(Text(f"Score: {report.score:g} / {report.max_score:g}", style="bold"))
+    if any(not s.counted for s in report.steps):
+        console.print(Text("(bonus steps marked \"not counted\" are graded for feedback only: "
+                           "this course does not count them)", style="dim"))
 
 
 def render_reports(console: Console, reports: Sequence[GradeReport], *, verbose: bool = False) -> None:

@@ -39,11 +39,13 @@ class GradeRequest:
 def options_for(course: Course) -> RunOptions:
     """The engine settings a course asks for; the engine's own defaults otherwise."""
     base = RunOptions()
-    limits = {sid: replace(base.limits, call_timeout=t) for sid, t in course.timeouts.items()}
+    course_limits = (replace(base.limits, memory=course.memory_mb * 1024 * 1024)
+                     if course.memory_mb else base.limits)
+    limits = {sid: replace(course_limits, call_timeout=t) for sid, t in course.timeouts.items()}
     return RunOptions(
         max_examples=course.max_examples or base.max_examples,
         shrink=course.shrink,
-        limits=base.limits,
+        limits=course_limits,
         extra_suites=course.extra_suites,
         points=dict(course.points),
         step_limits=limits,

@@ -3,11 +3,14 @@
 For every step: the reference passes; every catalogued mistake fails and is
 diagnosed with its own id; every catalogued correct variant passes. With a
 course file the instructor's extra suites run too, so a new private suite is
-checked against the same catalogue (it must not reject a correct variant).
+checked against the same catalogue: every private test must pass on the
+reference and on every correct variant, and the report says which catalogued
+mistakes the private tests catch by themselves (CONTRACT §4.2).
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import os
 from collections.abc import Sequence
@@ -15,17 +18,28 @@ from dataclasses import dataclass, field
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.course import Course, default_course
-from attn_practice.grader.results import GradeReport
+from attn_practice.grader.results import GradeReport, Status
 from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
 from attn_practice.reference import attention
 from attn_practice.reference.mistakes import learner_source, mistakes_for
 from attn_practice.reference.variants import variant_source, variants_for
 
 
+class CaseKind(str, enum.Enum):
+    """What a case is, and so what it must do: pass (reference, variant) or be caught (mistake)."""
+
+    REFERENCE = "reference"
+    MISTAKE = "mistake"
+    VARIANT = "variant"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Case:
     step: str
-    kind: str  # reference | mistake | variant
+    kind: CaseKind
     name: str
     expected_id: str  # the diagnosis a mistake must get ("" otherwise)
     source: str
@@ -34,18 +48,25 @@ class Case:
 @dataclass
 class CaseResult:
     case: Case
-    status: str
+    status: Status
     diagnoses: list[str]
+    #: The course's private tests for this step that ran on the case, and those that failed.
+    private_ran: tuple[str, ...] = ()
+    private_failed: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
-        if self.case.kind == "mistake":
+        if self.case.kind is CaseKind.MISTAKE:
             return self.caught and self.diagnosed
-        return self.status == "passed"
+        return self.status is Status.PASSED
 
     @property
     def caught(self) -> bool:
-        return self.status != "passed"
+        return self.status is not Status.PASSED
+
+    @property
+    def caught_by_private(self) -> bool:
+        return bool(self.private_failed)
 
     @property
     def diagnosed(self) -> bool:
@@ -57,21 +78,30 @@ class StepSummary:
     step: str
     results: list[CaseResult] = field(default_factory=list)
 
-    def of(self, kind: str) -> list[CaseResult]:
-        return [r for r in self.results if r.case.kind == kind]
+    #: The private tests the course has for this step (names as reports show them).
+    private: tuple[str, ...] = ()
+
+    def of(self, kind: CaseKind) -> list[CaseResult]:
+        return [r for r in self.results if r.case.kind is kind]
+
+    @property
+    def private_missing(self) -> list[str]:
+        """Private tests that did not run on the reference: a private test must never be skipped."""
+        ran = {n for r in self.of(CaseKind.REFERENCE) for n in r.private_ran}
+        return [n for n in self.private if n not in ran]
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results)
+        return all(r.ok for r in self.results) and not self.private_missing
 
 
 def cases_for(ex: Exercise) -> list[Case]:
     ref_source = inspect.getsource(attention)
-    cases = [Case(ex.id, "reference", "reference", "", ref_source)]
+    cases = [Case(ex.id, CaseKind.REFERENCE, "reference", "", ref_source)]
     for mistake, fn in mistakes_for(ex.id):
-        cases.append(Case(ex.id, "mistake", fn.__name__, mistake.id, learner_source(fn, ex.id)))
+        cases.append(Case(ex.id, CaseKind.MISTAKE, fn.__name__, mistake.id, learner_source(fn, ex.id)))
     for name, _fn in variants_for(ex.id):
-        cases.append(Case(ex.id, "variant", name, "", variant_source(name, ex.id)))
+        cases.append(Case(ex.id, CaseKind.VARIANT, name, "", variant_source(name, ex.id)))
     return cases
 
 
@@ -83,7 +113,13 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
     options = options_for(course)
     cases = [c for ex in steps for c in cases_for(ex)]
     by_step = {ex.id: ex for ex in steps}
-    summaries = {ex.id: StepSummary(ex.id) for ex in steps}
+    private: dict[str, list[str]] = {ex.id: [] for ex in steps}
+    if course.extra_suites:
+        from attn_practice.grader.staff.private_suites import collect
+
+        for t in collect(list(course.extra_suites))[0]:
+            private.setdefault(t.step, []).append(t.name)
+    summaries = {ex.id: StepSummary(ex.id, private=tuple(private[ex.id])) for ex in steps}
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(cases)))
     with worker_pool(options, jobs) as pool:
         futures = [
@@ -94,7 +130,12 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
         for case, fut in zip(cases, futures, strict=True):
             report = GradeReport.from_dict(fut.result())
             step = report.steps[0]
-            summaries[case.step].results.append(CaseResult(case, step.status.value, step.diagnosis_ids))
+            mine = set(private[case.step])
+            ran = tuple(t.name for t in step.tests if t.name in mine)
+            failed = tuple(t.name for t in step.tests if t.name in mine
+                           and t.status not in (Status.PASSED, Status.SKIPPED))
+            summaries[case.step].results.append(
+                CaseResult(case, step.status, step.diagnosis_ids, ran, failed))
     return [summaries[ex.id] for ex in steps]
 
 
@@ -102,4 +143,4 @@ def selftest_ok(summaries: Sequence[StepSummary]) -> bool:
     return all(s.ok for s in summaries)
 
 
-__all__ = ["Case", "CaseResult", "StepSummary", "cases_for", "run_selftest", "selftest_ok"]
+__all__ = ["Case", "CaseKind", "CaseResult", "StepSummary", "cases_for", "run_selftest", "selftest_ok"]
