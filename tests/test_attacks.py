@@ -161,7 +161,7 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
     while True:
         procs = _processes()
         others = {p for p, (_, _, cmd) in procs.items()
-                  if b"attn_practice.grader.sandbox.server\x00zygote" in cmd and p != zygote}
+                  if b"attn_practice.grader.sandbox.zygote\x00zygote" in cmd and p != zygote}
 
         def chain(pid: int, procs: dict[int, tuple[int, int, bytes]] = procs) -> set[int]:
             seen: set[int] = set()
