@@ -11,7 +11,7 @@ attack in some steps and correct solutions in the others) and an
     cwd: submission             # grade with the submission as current directory
     marker_files: [...]         # files learner code would create if it got out
     marker_env: NAME            # variable it would set if it ran in the grader
-    requires: hidden-package | landlock | landlock-net | signal-isolation
+    requires: hidden-package | landlock | landlock-net | signal-isolation | cgroup
     slow: true
 
 For every attack the grade must match, and afterwards the grader must be
@@ -241,6 +241,8 @@ def _requirement_met(req: str | None, jail: dict[str, Any]) -> bool:
         return abi >= 1
     if req == "landlock-net":
         return abi >= 4 or (abi >= 1 and bool(jail.get("network_namespace")))
+    if req == "cgroup":
+        return int(jail.get("cgroup", 0)) > 0
     if req == "signal-isolation":
         return bool(jail.get("uid_drop")) or abi >= 6 or bool(jail.get("seccomp"))
     raise AssertionError(f"unknown requirement {req!r}")

@@ -39,8 +39,25 @@ class Cgroups:
         """The cgroups we may create here, checked by making (and removing) one; else None."""
         for found in (_v2(prefix), _v1(prefix)):
             if found is not None and found._probe():
+                found.remove_stale()
                 return found
         return None
+
+    def remove_stale(self) -> None:
+        """Empty cgroups left by fork servers that were killed (their pid is gone)."""
+        for parent in {self.memory_dir, self.pids_dir} - {""}:
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                continue
+            for name in names:
+                parts = name.split("-")
+                if (len(parts) == 3 and parts[0] == "attnp" and parts[1].isdigit()
+                        and not os.path.exists(f"/proc/{parts[1]}")):
+                    try:
+                        os.rmdir(os.path.join(parent, name))
+                    except OSError:
+                        pass
 
     def _probe(self) -> bool:
         name = f"{self.prefix}probe"

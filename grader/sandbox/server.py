@@ -403,6 +403,10 @@ def _to_plain_array(result: Any, max_elements: int = 1 << 22) -> tuple[np.ndarra
         if np.ndarray.size.__get__(result) > max_elements:
             raise _TooLarge([int(n) for n in np.ndarray.shape.__get__(result)], kind)
     arr = np.array(result, copy=True, subok=False)
+    if type(arr) is np.ndarray and arr.dtype.kind == "O":
+        # An object array of numbers (np.array(rows, dtype=object)) is read like
+        # the lists it holds; anything else in it still makes an object array.
+        arr = np.array(arr.tolist(), subok=False)
     if type(arr) is not np.ndarray or arr.dtype.kind not in "biuf":
         return None, f"{kind} (dtype {arr.dtype})" if isinstance(arr, np.ndarray) else kind
     return arr, kind
