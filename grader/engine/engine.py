@@ -305,7 +305,8 @@ def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None
         data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return Failure(kind="file", summary=f"{ex.file} is not valid {encoding} text (line {line})",
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        return Failure(kind="file", summary=f"{ex.file} is not valid {name} text (line {line})",
                        hint="Save the file as UTF-8 in your editor.")
     return None
 

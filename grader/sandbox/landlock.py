@@ -162,23 +162,32 @@ def readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
     needed_set -= hidden_set  # hidden wins at the same path (the package dir on sys.path)
     marks = hidden_set | needed_set
     out: list[str] = []
+    links_seen: set[str] = set()
 
-    def shows_hidden(path: str) -> bool:
-        # A rule follows symlinks: one pointing into a hidden tree would open it.
-        real = os.path.realpath(path)
+    def is_hidden(real: str) -> bool:
         return any(under(real, h) and not any(under(real, n) and under(n, h) for n in needed_set)
                    for h in hidden_set)
 
+    def allow_link(path: str) -> None:
+        # A rule follows symlinks: lib64 -> lib in a venv would open all of lib, package
+        # included. Allow the target instead, walked like any other path.
+        real = os.path.realpath(path)
+        if not is_hidden(real) and real not in links_seen:
+            links_seen.add(real)  # a link to its own parent would loop
+            visit(real, True)
+
     def visit(path: str, allowed: bool) -> None:
         inside = [m for m in marks if m != path and under(m, path)]
+        if allowed and os.path.islink(path):
+            allow_link(path)
+            return
         if allowed and not any(h in inside for h in hidden_set):
-            if not (os.path.islink(path) and shows_hidden(path)):
-                out.append(path)
+            out.append(path)
             return
         if not allowed and not any(n in inside for n in needed_set):
             return
         if not os.path.isdir(path) or os.path.islink(path):
-            if allowed and not shows_hidden(path):
+            if allowed:
                 out.append(path)
             return
         try:
@@ -205,5 +214,5 @@ def readable_everything_but(hidden: list[str], needed: list[str]) -> list[str]:
     # Nothing is readable unless needed: another checkout of this project (or a
     # classmate's submission) elsewhere on the disk must stay out of reach too.
     visit("/", False)
-    return out
+    return list(dict.fromkeys(out))
 
