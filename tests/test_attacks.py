@@ -24,6 +24,7 @@ full marks.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -160,8 +161,9 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
     deadline = time.monotonic() + wait
     while True:
         procs = _processes()
+        # Any fork server (this entry module or an older one: other checkouts run here too).
         others = {p for p, (_, _, cmd) in procs.items()
-                  if b"attn_practice.grader.sandbox.zygote\x00zygote" in cmd and p != zygote}
+                  if b"attn_practice.grader.sandbox." in cmd and b"\x00zygote\x00" in cmd and p != zygote}
 
         def chain(pid: int, procs: dict[int, tuple[int, int, bytes]] = procs) -> set[int]:
             seen: set[int] = set()
@@ -180,6 +182,47 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
                 bad.append(f"pid {pid} uid {uid}: {cmd[:80]!r}")
         if not bad or time.monotonic() > deadline:
             return bad
+        time.sleep(0.05)
+
+
+def kernel_objects(jail: dict[str, Any]) -> set[str]:
+    """What a sandbox could leave behind besides processes and files of the package.
+
+    SysV IPC objects visible here (as an ordinary user the fork server shares
+    our IPC namespace), keys of sandbox uids (`/proc/key-users` is global),
+    sandbox temp folders in the fork server's root, and its cgroups.
+    """
+    out: set[str] = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        out.update(f"SysV {kind} key {r.split()[0]} id {r.split()[1]}" for r in rows if len(r.split()) > 2)
+    try:
+        with open("/proc/key-users") as f:
+            for line in f:
+                uid = int(line.split(":")[0])
+                if uid >= SANDBOX_UID_BASE:
+                    out.add(f"keys of sandbox uid {uid}")
+    except (OSError, ValueError):
+        pass
+    if jail.get("root"):
+        out.update(f"temp folder {p}" for p in glob.glob(os.path.join(glob.escape(jail["root"]), "s-*")))
+    for parent in jail.get("cgroup_dirs", []):
+        pattern = os.path.join(glob.escape(parent), glob.escape(jail.get("cgroup_prefix", "")) + "*")
+        out.update(f"cgroup {p}" for p in glob.glob(pattern))
+    return out
+
+
+def new_kernel_objects(before: set[str], jail: dict[str, Any], *, wait: float = 2.0) -> list[str]:
+    """`kernel_objects` that were not there before (given a moment for the kernel to collect keys)."""
+    deadline = time.monotonic() + wait
+    while True:
+        new = sorted(kernel_objects(jail) - before)
+        if not new or time.monotonic() > deadline:
+            return new
         time.sleep(0.05)
 
 
@@ -306,6 +349,7 @@ def test_attack(name: str, engine: Engine, jail: dict[str, Any], control: Any,
     submission_before = digest(sub)
     package_before = digest(PACKAGE, _SKIP_DIRS)
     before = set(_processes())
+    objects_before = kernel_objects(jail)
 
     t0 = time.monotonic()
     report = engine.grade(sub)
@@ -320,6 +364,7 @@ def test_attack(name: str, engine: Engine, jail: dict[str, Any], control: Any,
     assert elapsed < 60, f"{name} took {elapsed:.0f} s"
     # Nothing left behind, nothing written where it should not be.
     assert leftovers(before, engine.launcher.pid) == []
+    assert new_kernel_objects(objects_before, jail) == [], "left behind"
     assert digest(sub) == submission_before, "the submission folder changed"
     assert package_changes(package_before, PACKAGE) == []
     for marker in spec.get("marker_files", []):
@@ -379,7 +424,9 @@ def test_cli_run_inside_a_submission_with_shadow_modules() -> None:
 
 # ---------------------------------------------------------------- as an ordinary user
 UNPRIVILEGED = ("attack_exit_call", "attack_fork_storm", "attack_daemon", "attack_escape",
-                "attack_import_grader", "attack_signals", "attack_fake_files", "attack_segfault")
+                "attack_import_grader", "attack_signals", "attack_fake_files", "attack_segfault",
+                "attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_signal_owner",
+                "attack_cgroup_memory", "attack_memory", "attack_output_flood")
 
 _RUNNER = textwrap.dedent('''
     import json, os, sys
@@ -394,8 +441,9 @@ _RUNNER = textwrap.dedent('''
         out["leftovers"] = {}
         for name in sys.argv[1:]:
             before = set(T._processes())
+            objects = T.kernel_objects(out["jail"])
             out["grades"][name] = json.loads(e.grade(T.SUBMISSIONS / name).to_json())
-            out["leftovers"][name] = T.leftovers(before, e.launcher.pid)
+            out["leftovers"][name] = T.leftovers(before, e.launcher.pid) + T.new_kernel_objects(objects, out["jail"])
     print("RESULT=" + json.dumps(out))
 ''')
 
@@ -451,6 +499,7 @@ def test_attacks_as_unprivileged_user() -> None:
             pytest.skip(f"Python or the package is not usable as uid 65534: {probe.stderr[-300:]}")
         names = [n for n in UNPRIVILEGED if n in ATTACKS]
         before = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
+        traces_before = _traces_of(65534)
         proc = subprocess.run([*cmd, sys.executable, "-c", _RUNNER, *names], env=env, cwd=str(home),
                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     finally:
@@ -470,6 +519,35 @@ def test_attacks_as_unprivileged_user() -> None:
         assert out["leftovers"][name] == [], name
     after = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
     assert after - before == set(), "processes of the unprivileged user remain"
+    deadline = time.monotonic() + 3
+    while _traces_of(65534) - traces_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _traces_of(65534) - traces_before == set(), "IPC objects, keys or temp files of the run remain"
+
+
+def _traces_of(uid: int) -> set[str]:
+    """SysV IPC objects, kernel keys and temp folders belonging to `uid`."""
+    out = set()
+    for kind, uid_col in (("shm", 7), ("msg", 7), ("sem", 4)):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = f.read().splitlines()
+        except OSError:
+            continue
+        col = header.split().index("uid") if "uid" in header.split() else uid_col
+        out.update(f"SysV {kind} {r.split()[1]}" for r in rows if len(r.split()) > col and r.split()[col] == str(uid))
+    try:
+        with open("/proc/key-users") as f:
+            out.update(f"keys: {ln.strip()}" for ln in f if ln.split(":")[0].strip() == str(uid))
+    except OSError:
+        pass
+    for p in glob.glob(os.path.join(tempfile.gettempdir(), "attnp-*")):
+        try:
+            if os.stat(p).st_uid == uid:
+                out.add(f"temp {p}")
+        except OSError:
+            pass
+    return out
 
 
 # ---------------------------------------------------------------- last: nothing leaked across

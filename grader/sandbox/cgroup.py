@@ -45,7 +45,7 @@ class Cgroups:
 
     def remove_stale(self) -> None:
         """Empty cgroups left by fork servers that were killed (their pid is gone)."""
-        for parent in {self.memory_dir, self.pids_dir} - {""}:
+        for parent in self.parents():
             try:
                 names = os.listdir(parent)
             except OSError:
@@ -66,6 +66,10 @@ class Cgroups:
             return False
         self.remove_dirs(dirs)
         return True
+
+    def parents(self) -> list[str]:
+        """The directories this fork server's cgroups are made in."""
+        return [d for d in (self.memory_dir, self.pids_dir) if d]
 
     def dirs(self, name: str) -> list[str]:
         out = [os.path.join(self.memory_dir, name)]
@@ -125,7 +129,7 @@ class Cgroups:
 
     def remove_all(self) -> None:
         """Everything of ours still there (the fork server is exiting)."""
-        for parent in {self.memory_dir, self.pids_dir} - {""}:
+        for parent in self.parents():
             try:
                 names = [n for n in os.listdir(parent) if n.startswith(self.prefix)]
             except OSError:

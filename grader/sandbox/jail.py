@@ -209,6 +209,9 @@ class Jail:
             "seccomp": self.seccomp,
             "hidden": list(self.hidden),
             "cgroup": self.cgroups.version if self.cgroups is not None else 0,
+            "cgroup_dirs": self.cgroups.parents() if self.cgroups is not None else [],
+            "cgroup_prefix": self.cgroups.prefix if self.cgroups is not None else "",
+            "root": self.root,
             "keyring": self.keyring,
         }
 
