@@ -426,7 +426,7 @@ def test_cli_run_inside_a_submission_with_shadow_modules() -> None:
 UNPRIVILEGED = ("attack_exit_call", "attack_fork_storm", "attack_daemon", "attack_escape",
                 "attack_import_grader", "attack_signals", "attack_fake_files", "attack_segfault",
                 "attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_signal_owner",
-                "attack_cgroup_memory", "attack_memory", "attack_output_flood")
+                "attack_cgroup_memory", "attack_kernel_levers", "attack_memory", "attack_output_flood")
 
 _RUNNER = textwrap.dedent('''
     import json, os, sys
