@@ -298,9 +298,11 @@ def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None
     # Decoded as Python will import it: a BOM or a PEP 263 coding line (e.g. Latin-1) counts.
     try:
         encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:
-        return Failure(kind="file", summary=f"{ex.file} declares an encoding Python does not know",
-                       hint="Fix the `# -*- coding: ... -*-` line, or remove it and save the file as UTF-8.")
+    except SyntaxError as exc:
+        encoding = "utf-8"  # undecodable first lines: reported below, with the line
+        if "unknown encoding" in str(exc):
+            return Failure(kind="file", summary=f"{ex.file} declares an encoding Python does not know",
+                           hint="Fix the `# -*- coding: ... -*-` line, or remove it and save the file as UTF-8.")
     try:
         data.decode(encoding)
     except UnicodeDecodeError as exc:
