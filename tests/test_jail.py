@@ -325,3 +325,44 @@ def test_undecodable_step_file_still_explained(tmp_path: Path, data: bytes, mess
         return
     assert step.status.value != "passed"
     assert message in (step.error or "")
+
+
+_OOM_SOURCE = '''import mmap, os, time
+def f(x):
+    r, w = os.pipe()
+    if os.fork() == 0:  # a child holding 60 MiB, then the sandbox itself takes 250 MiB more
+        m = mmap.mmap(-1, 60 << 20)
+        for i in range(0, 60 << 20, 4096):
+            m[i] = 1
+        os.write(w, b"1")
+        time.sleep(30)  # it holds the sandbox's socket too: the grader notices at the timeout
+        os._exit(0)
+    os.read(r, 1)
+    keep = []
+    for _ in range(25):
+        m = mmap.mmap(-1, 10 << 20)
+        for i in range(0, 10 << 20, 4096):
+            m[i] = 1
+        keep.append(m)
+    return x
+'''
+
+
+@pytest.mark.slow
+def test_cgroup_caps_the_sandbox_as_a_whole(launcher: Launcher) -> None:
+    """Sandbox + child past the cap together (each under its rlimit): killed, and the reap says why."""
+    info = launcher.info()
+    if not info.get("cgroup"):
+        pytest.skip(f"the grader cannot create cgroups here ({info})")
+    from dataclasses import replace
+
+    lr = learner(launcher, _OOM_SOURCE, limits=replace(LIMITS, call_timeout=5.0))
+    try:
+        with pytest.raises(LearnerError):
+            lr.call(np.zeros(1))
+        assert lr.sandbox is not None and lr.sandbox.exit_info is not None
+        assert lr.sandbox.exit_info.get("oom") is True, lr.sandbox.exit_info
+    finally:
+        lr.close()
+    left = [p for d in info["cgroup_dirs"] for p in Path(d).glob(info["cgroup_prefix"] + "*")]
+    assert left == [], "the sandbox's cgroup was not removed"

@@ -111,6 +111,20 @@ class Cgroups:
             return False
         return True
 
+    def oom_killed(self, name: str) -> bool:
+        """Whether the kernel OOM-killed a process of this sandbox for going over its cap."""
+        mem = self.dirs(name)[0]
+        path = os.path.join(mem, "memory.events" if self.version == 2 else "memory.oom_control")
+        try:
+            with open(path) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value) > 0
+        except (OSError, ValueError):
+            pass
+        return False
+
     def remove(self, name: str) -> None:
         """In the fork server, once the sandbox's processes are gone."""
         self.remove_dirs(self.dirs(name))

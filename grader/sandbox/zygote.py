@@ -146,12 +146,15 @@ class Zygote:
             # Defence in depth: everything that uid still runs, wherever it is.
             self._kill_uid(uid)
             self._clean_orphans(deadline)
+        oom = False
         if self.jail.cgroups is not None:
+            oom = self.jail.cgroups.oom_killed(cgroup_name(self.me, pid))
             self.jail.cgroups.remove(cgroup_name(self.me, pid))
         if status is None:
             return {"exitcode": None, "signal": None, "killed": killed}
         if os.WIFSIGNALED(status):
-            return {"exitcode": None, "signal": os.WTERMSIG(status), "killed": killed}
+            # oom: the sandbox's cgroup went over its memory cap (the kernel's SIGKILL).
+            return {"exitcode": None, "signal": os.WTERMSIG(status), "killed": killed, "oom": oom}
         return {"exitcode": os.WEXITSTATUS(status), "signal": None, "killed": killed}
 
     def reap_many(self, pids: list[int]) -> list[dict[str, Any]]:
