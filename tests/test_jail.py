@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -366,3 +367,59 @@ def test_cgroup_caps_the_sandbox_as_a_whole(launcher: Launcher) -> None:
         lr.close()
     left = [p for d in info["cgroup_dirs"] for p in Path(d).glob(info["cgroup_prefix"] + "*")]
     assert left == [], "the sandbox's cgroup was not removed"
+
+
+# ---------------------------------------------------------------- `attn-practice grade` as uid 65534
+CLI_ATTACKS = ("attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_signal_owner",
+               "attack_kernel_levers", "attack_import_grader", "attack_escape", "attack_signals",
+               "attack_daemon", "attack_fork_storm", "attack_fake_files", "attack_exit_call")
+
+
+@pytest.mark.slow
+def test_cli_grade_as_an_unprivileged_user() -> None:
+    """A venv that uid 65534 can read, its `attn-practice grade --jobs 2`, the hostile folders:
+    the expected grades, and nothing of that user left behind (processes, IPC, keys, temp folders)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to become uid 65534 (run unprivileged, the whole suite already is)")
+    top = Path(tempfile.mkdtemp(prefix="attnp-cli-unpriv-"))
+    try:
+        os.chmod(top, 0o755)
+        _layout("venv-site-packages", top)
+        script = top / "venv" / "bin" / "attn-practice"
+        assert script.is_file(), "pip did not install the console script"
+        home = top / "home"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        cmd = T._unprivileged_command(top / ".stage")
+        if cmd is None:
+            pytest.skip("cannot run Python as an unprivileged user here")
+        env = {"PATH": f"{top / 'venv' / 'bin'}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+               "TMPDIR": "/tmp", "COLUMNS": "100"}
+        info = subprocess.run([*cmd, str(top / "venv" / "bin" / "python"), "-c",
+                               "import json; from attn_practice.grader.sandbox.launcher import Launcher\n"
+                               "with Launcher() as la: print(json.dumps(la.info()))"],
+                              env=env, cwd=str(home), capture_output=True, text=True, timeout=120)
+        jail = json.loads(info.stdout.splitlines()[-1])
+        names = [n for n in CLI_ATTACKS if n in T.ATTACKS and T._requirement_met(T._spec(n).get("requires"), jail)]
+        before = {p for p, (uid, _, _) in T._processes().items() if uid == 65534}
+        traces_before = T._traces_of(65534)
+        proc = subprocess.run([*cmd, str(script), "grade", *[str(SUBMISSIONS / n) for n in names],
+                               "--format", "json", "--jobs", "2"], env=env, cwd=str(home),
+                              capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert proc.returncode in (0, 1), f"rc={proc.returncode}\n{proc.stderr[-3000:]}"
+    reports = json.loads(proc.stdout)
+    assert [r["submission"] for r in reports] == [str(SUBMISSIONS / n) for n in names]
+    for name, report in zip(names, reports, strict=True):
+        problems = T.check_grade(name, report, T._spec(name))
+        assert not problems, f"{name} (uid 65534, CLI):\n" + "\n".join(problems)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        after = {p for p, (uid, _, _) in T._processes().items() if uid == 65534} - before
+        traces = T._traces_of(65534) - traces_before
+        if not after and not traces:
+            break
+        time.sleep(0.1)
+    assert after == set(), "processes of uid 65534 remain"
+    assert traces == set(), f"left behind: {sorted(traces)}"
