@@ -344,7 +344,6 @@ def _children_by_scan(ppid: int) -> list[int]:
     return out
 
 
-
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) in (2, 3) and argv[0] == "zygote":
