@@ -6,7 +6,7 @@ attack in some steps and correct solutions in the others) and an
 
     steps:                      # every step present in the folder
       step1: passed | failed | error | timeout | missing | not-passed
-      step2: {status: ..., message: "...", note: "...", output_has: "...",
+      step2: {status: ..., message: "..." (or a list: any of them), note: "...", output_has: "...",
               output_lacks: "...", tests_lack: "..."}
     cwd: submission             # grade with the submission as current directory
     marker_files: [...]         # files learner code would create if it got out
@@ -316,8 +316,9 @@ def check_grade(name: str, report: GradeReport | dict[str, Any], spec: dict[str,
             problems.append(f"{sid}: expected {status}, got {got['status']} ({texts[:300]})")
         if status != "passed" and got["score"] != 0:
             problems.append(f"{sid}: scored {got['score']} without passing")
-        if "message" in want and want["message"] not in texts:
-            problems.append(f"{sid}: no message containing {want['message']!r} in {texts[:300]!r}")
+        wanted = want.get("message")
+        if wanted is not None and not any(m in texts for m in ([wanted] if isinstance(wanted, str) else wanted)):
+            problems.append(f"{sid}: no message containing {wanted!r} in {texts[:300]!r}")
         if "note" in want and not any(want["note"] in n for n in got.get("notes", [])):
             problems.append(f"{sid}: no note containing {want['note']!r} in {got.get('notes')}")
         if "output_has" in want and want["output_has"] not in got.get("output", ""):
