@@ -424,10 +424,8 @@ def test_cli_run_inside_a_submission_with_shadow_modules() -> None:
 
 
 # ---------------------------------------------------------------- as an ordinary user
-UNPRIVILEGED = ("attack_exit_call", "attack_fork_storm", "attack_daemon", "attack_escape",
-                "attack_import_grader", "attack_signals", "attack_fake_files", "attack_segfault",
-                "attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_signal_owner",
-                "attack_cgroup_memory", "attack_kernel_levers", "attack_memory", "attack_output_flood")
+#: Every attack runs as uid 65534 too (as root; unprivileged, the whole suite already does).
+UNPRIVILEGED = tuple(ATTACKS)
 
 _RUNNER = textwrap.dedent('''
     import json, os, sys
@@ -440,11 +438,18 @@ _RUNNER = textwrap.dedent('''
         out["jail"] = e.launcher.info()
         out["grades"] = {}
         out["leftovers"] = {}
+        out["markers"] = {}
+        home = os.getcwd()
         for name in sys.argv[1:]:
+            spec = T._spec(name)
+            os.chdir(T.SUBMISSIONS / name if spec.get("cwd") == "submission" else home)
             before = set(T._processes())
             objects = T.kernel_objects(out["jail"])
             out["grades"][name] = json.loads(e.grade(T.SUBMISSIONS / name).to_json())
             out["leftovers"][name] = T.leftovers(before, e.launcher.pid) + T.new_kernel_objects(objects, out["jail"])
+            marker = spec.get("marker_env")
+            out["markers"][name] = [m for m in spec.get("marker_files", []) if os.path.exists(m)] + (
+                [marker] if marker and marker in os.environ else [])
     print("RESULT=" + json.dumps(out))
 ''')
 
@@ -499,6 +504,9 @@ def test_attacks_as_unprivileged_user() -> None:
         if probe.returncode != 0:
             pytest.skip(f"Python or the package is not usable as uid 65534: {probe.stderr[-300:]}")
         names = [n for n in UNPRIVILEGED if n in ATTACKS]
+        for name in names:
+            for marker in _spec(name).get("marker_files", []):
+                Path(marker).unlink(missing_ok=True)
         before = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
         traces_before = _traces_of(65534)
         proc = subprocess.run([*cmd, sys.executable, "-c", _RUNNER, *names], env=env, cwd=str(home),
@@ -518,6 +526,7 @@ def test_attacks_as_unprivileged_user() -> None:
         problems = check_grade(name, out["grades"][name], spec)
         assert not problems, f"{name} (unprivileged):\n" + "\n".join(problems)
         assert out["leftovers"][name] == [], name
+        assert out["markers"][name] == [], f"{name}: learner code got out as uid 65534"
     after = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
     assert after - before == set(), "processes of the unprivileged user remain"
     deadline = time.monotonic() + 3
