@@ -423,3 +423,19 @@ def test_cli_grade_as_an_unprivileged_user() -> None:
         time.sleep(0.1)
     assert after == set(), "processes of uid 65534 remain"
     assert traces == set(), f"left behind: {sorted(traces)}"
+
+
+def test_sandbox_side_imports_only_what_it_may() -> None:
+    """The fork server's interpreter holds stdlib, NumPy, `protocol`, `paths` and the jail modules only."""
+    code = ("import sys, json\nimport attn_practice.grader.sandbox.zygote\n"
+            "print(json.dumps(sorted(m for m in sys.modules if '.' not in m or m.startswith('attn_practice'))))")
+    proc = subprocess.run([sys.executable, "-s", "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd="/")
+    mods = set(json.loads(proc.stdout))
+    ours = {m for m in mods if m.startswith("attn_practice")}
+    allowed = {"attn_practice", "attn_practice.grader", "attn_practice.grader.paths",
+               "attn_practice.grader.sandbox"} | {
+        f"attn_practice.grader.sandbox.{m}" for m in ("protocol", "zygote", "jail", "landlock", "seccomp",
+                                                      "cgroup", "server")}
+    assert ours <= allowed, ours - allowed
+    assert not mods & {"pytest", "hypothesis", "_pytest", "click", "rich", "yaml"}, mods
