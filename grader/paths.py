@@ -3,7 +3,7 @@
 The one place that does arithmetic on `__file__`. Modules that need the package
 root, the suites directory or the data and cache folders import them from here,
 so moving a module never silently changes what it points at. Standard library
-only: the sandbox server imports this module before it locks itself down.
+only: the sandbox fork server imports this module before it locks itself down.
 """
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ attack in some steps and correct solutions in the others) and an
 
     steps:                      # every step present in the folder
       step1: passed | failed | error | timeout | missing | not-passed
-      step2: {status: ..., message: "...", note: "...", output_has: "...",
+      step2: {status: ..., message: "..." (or a list: any of them), note: "...", output_has: "...",
               output_lacks: "...", tests_lack: "..."}
     cwd: submission             # grade with the submission as current directory
     marker_files: [...]         # files learner code would create if it got out
     marker_env: NAME            # variable it would set if it ran in the grader
-    requires: hidden-package | landlock | landlock-net | signal-isolation
+    requires: hidden-package | landlock | landlock-net | signal-isolation | cgroup
     slow: true
 
 For every attack the grade must match, and afterwards the grader must be
@@ -24,6 +24,7 @@ full marks.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -160,8 +161,9 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
     deadline = time.monotonic() + wait
     while True:
         procs = _processes()
+        # Any fork server (this entry module or an older one: other checkouts run here too).
         others = {p for p, (_, _, cmd) in procs.items()
-                  if b"attn_practice.grader.sandbox.server\x00zygote" in cmd and p != zygote}
+                  if b"attn_practice.grader.sandbox." in cmd and b"\x00zygote\x00" in cmd and p != zygote}
 
         def chain(pid: int, procs: dict[int, tuple[int, int, bytes]] = procs) -> set[int]:
             seen: set[int] = set()
@@ -180,6 +182,47 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
                 bad.append(f"pid {pid} uid {uid}: {cmd[:80]!r}")
         if not bad or time.monotonic() > deadline:
             return bad
+        time.sleep(0.05)
+
+
+def kernel_objects(jail: dict[str, Any]) -> set[str]:
+    """What a sandbox could leave behind besides processes and files of the package.
+
+    SysV IPC objects visible here (as an ordinary user the fork server shares
+    our IPC namespace), keys of sandbox uids (`/proc/key-users` is global),
+    sandbox temp folders in the fork server's root, and its cgroups.
+    """
+    out: set[str] = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        out.update(f"SysV {kind} key {r.split()[0]} id {r.split()[1]}" for r in rows if len(r.split()) > 2)
+    try:
+        with open("/proc/key-users") as f:
+            for line in f:
+                uid = int(line.split(":")[0])
+                if uid >= SANDBOX_UID_BASE:
+                    out.add(f"keys of sandbox uid {uid}")
+    except (OSError, ValueError):
+        pass
+    if jail.get("root"):
+        out.update(f"temp folder {p}" for p in glob.glob(os.path.join(glob.escape(jail["root"]), "s-*")))
+    for parent in jail.get("cgroup_dirs", []):
+        pattern = os.path.join(glob.escape(parent), glob.escape(jail.get("cgroup_prefix", "")) + "*")
+        out.update(f"cgroup {p}" for p in glob.glob(pattern))
+    return out
+
+
+def new_kernel_objects(before: set[str], jail: dict[str, Any], *, wait: float = 2.0) -> list[str]:
+    """`kernel_objects` that were not there before (given a moment for the kernel to collect keys)."""
+    deadline = time.monotonic() + wait
+    while True:
+        new = sorted(kernel_objects(jail) - before)
+        if not new or time.monotonic() > deadline:
+            return new
         time.sleep(0.05)
 
 
@@ -241,6 +284,8 @@ def _requirement_met(req: str | None, jail: dict[str, Any]) -> bool:
         return abi >= 1
     if req == "landlock-net":
         return abi >= 4 or (abi >= 1 and bool(jail.get("network_namespace")))
+    if req == "cgroup":
+        return int(jail.get("cgroup", 0)) > 0
     if req == "signal-isolation":
         return bool(jail.get("uid_drop")) or abi >= 6 or bool(jail.get("seccomp"))
     raise AssertionError(f"unknown requirement {req!r}")
@@ -271,8 +316,9 @@ def check_grade(name: str, report: GradeReport | dict[str, Any], spec: dict[str,
             problems.append(f"{sid}: expected {status}, got {got['status']} ({texts[:300]})")
         if status != "passed" and got["score"] != 0:
             problems.append(f"{sid}: scored {got['score']} without passing")
-        if "message" in want and want["message"] not in texts:
-            problems.append(f"{sid}: no message containing {want['message']!r} in {texts[:300]!r}")
+        wanted = want.get("message")
+        if wanted is not None and not any(m in texts for m in ([wanted] if isinstance(wanted, str) else wanted)):
+            problems.append(f"{sid}: no message containing {wanted!r} in {texts[:300]!r}")
         if "note" in want and not any(want["note"] in n for n in got.get("notes", [])):
             problems.append(f"{sid}: no note containing {want['note']!r} in {got.get('notes')}")
         if "output_has" in want and want["output_has"] not in got.get("output", ""):
@@ -304,6 +350,7 @@ def test_attack(name: str, engine: Engine, jail: dict[str, Any], control: Any,
     submission_before = digest(sub)
     package_before = digest(PACKAGE, _SKIP_DIRS)
     before = set(_processes())
+    objects_before = kernel_objects(jail)
 
     t0 = time.monotonic()
     report = engine.grade(sub)
@@ -318,6 +365,7 @@ def test_attack(name: str, engine: Engine, jail: dict[str, Any], control: Any,
     assert elapsed < 60, f"{name} took {elapsed:.0f} s"
     # Nothing left behind, nothing written where it should not be.
     assert leftovers(before, engine.launcher.pid) == []
+    assert new_kernel_objects(objects_before, jail) == [], "left behind"
     assert digest(sub) == submission_before, "the submission folder changed"
     assert package_changes(package_before, PACKAGE) == []
     for marker in spec.get("marker_files", []):
@@ -376,8 +424,8 @@ def test_cli_run_inside_a_submission_with_shadow_modules() -> None:
 
 
 # ---------------------------------------------------------------- as an ordinary user
-UNPRIVILEGED = ("attack_exit_call", "attack_fork_storm", "attack_daemon", "attack_escape",
-                "attack_import_grader", "attack_signals", "attack_fake_files", "attack_segfault")
+#: Every attack runs as uid 65534 too (as root; unprivileged, the whole suite already does).
+UNPRIVILEGED = tuple(ATTACKS)
 
 _RUNNER = textwrap.dedent('''
     import json, os, sys
@@ -390,10 +438,18 @@ _RUNNER = textwrap.dedent('''
         out["jail"] = e.launcher.info()
         out["grades"] = {}
         out["leftovers"] = {}
+        out["markers"] = {}
+        home = os.getcwd()
         for name in sys.argv[1:]:
+            spec = T._spec(name)
+            os.chdir(T.SUBMISSIONS / name if spec.get("cwd") == "submission" else home)
             before = set(T._processes())
+            objects = T.kernel_objects(out["jail"])
             out["grades"][name] = json.loads(e.grade(T.SUBMISSIONS / name).to_json())
-            out["leftovers"][name] = T.leftovers(before, e.launcher.pid)
+            out["leftovers"][name] = T.leftovers(before, e.launcher.pid) + T.new_kernel_objects(objects, out["jail"])
+            marker = spec.get("marker_env")
+            out["markers"][name] = [m for m in spec.get("marker_files", []) if os.path.exists(m)] + (
+                [marker] if marker and marker in os.environ else [])
     print("RESULT=" + json.dumps(out))
 ''')
 
@@ -448,7 +504,11 @@ def test_attacks_as_unprivileged_user() -> None:
         if probe.returncode != 0:
             pytest.skip(f"Python or the package is not usable as uid 65534: {probe.stderr[-300:]}")
         names = [n for n in UNPRIVILEGED if n in ATTACKS]
+        for name in names:
+            for marker in _spec(name).get("marker_files", []):
+                Path(marker).unlink(missing_ok=True)
         before = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
+        traces_before = _traces_of(65534)
         proc = subprocess.run([*cmd, sys.executable, "-c", _RUNNER, *names], env=env, cwd=str(home),
                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     finally:
@@ -466,8 +526,38 @@ def test_attacks_as_unprivileged_user() -> None:
         problems = check_grade(name, out["grades"][name], spec)
         assert not problems, f"{name} (unprivileged):\n" + "\n".join(problems)
         assert out["leftovers"][name] == [], name
+        assert out["markers"][name] == [], f"{name}: learner code got out as uid 65534"
     after = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
     assert after - before == set(), "processes of the unprivileged user remain"
+    deadline = time.monotonic() + 3
+    while _traces_of(65534) - traces_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _traces_of(65534) - traces_before == set(), "IPC objects, keys or temp files of the run remain"
+
+
+def _traces_of(uid: int) -> set[str]:
+    """SysV IPC objects, kernel keys and temp folders belonging to `uid`."""
+    out = set()
+    for kind, uid_col in (("shm", 7), ("msg", 7), ("sem", 4)):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = f.read().splitlines()
+        except OSError:
+            continue
+        col = header.split().index("uid") if "uid" in header.split() else uid_col
+        out.update(f"SysV {kind} {r.split()[1]}" for r in rows if len(r.split()) > col and r.split()[col] == str(uid))
+    try:
+        with open("/proc/key-users") as f:
+            out.update(f"keys: {ln.strip()}" for ln in f if ln.split(":")[0].strip() == str(uid))
+    except OSError:
+        pass
+    for p in glob.glob(os.path.join(tempfile.gettempdir(), "attnp-*")):
+        try:
+            if os.stat(p).st_uid == uid:
+                out.add(f"temp {p}")
+        except OSError:
+            pass
+    return out
 
 
 # ---------------------------------------------------------------- last: nothing leaked across

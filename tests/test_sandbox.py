@@ -324,7 +324,9 @@ out["thread"] = "ok"
 
 def test_readable_paths_nest(tmp_path: Path) -> None:
     """Only needed paths are readable; hidden ones inside them switch reading off again."""
-    from attn_practice.grader.sandbox.server import _readable_everything_but
+    from attn_practice.grader.sandbox.landlock import (
+        readable_everything_but as _readable_everything_but,
+    )
 
     root = tmp_path.resolve()
     for p in ("home/u/.ssh", "home/u/repo/.venv/site/attn_practice/reference", "home/u/repo/.venv/site/numpy",

