@@ -26,6 +26,7 @@ LAZY_COMMANDS = {
     "selftest": (".grader.commands.selftest", "selftest"),
     "explore": (".grader.commands.teaching", "explore"),
     "watch": (".grader.commands.teaching", "watch"),
+    "serve": (".grader.commands.serve", "serve"),
 }
 
 
