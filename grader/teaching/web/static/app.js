@@ -317,6 +317,7 @@ async function loadHeatmap() {
       const td = el("td", { title: `${data.tokens[i]} → ${data.tokens[j]}: ${w.toFixed(3)}` },
         w >= 0.005 ? w.toFixed(2).replace(/^0/, "") : "");
       td.style.setProperty("--w", String(w));
+      if (w >= 0.3) td.classList.add("hot");
       tr.append(td);
     });
     tbody.append(tr);
