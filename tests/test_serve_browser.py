@@ -106,6 +106,10 @@ def test_step1_wrong_then_right_then_edited_elsewhere(served, shots):
         assert (served.root / "step1_scores.py").read_text() == WRONG
         b.wait_for(lambda d: "failed" in by_id(d, "step-list").text)
         screenshot(b, shots / "serve-step1-failed.png")
+        b.set_size(1200, 1650)  # the README's picture: the editor, the report, the named mistake
+        b.execute_script("document.getElementById('editor-section').scrollIntoView()")
+        screenshot(b, shots / "serve-step1-failed-view.png", full_page=False)
+        b.set_size(1280, 900)
         assert by_id(b, "solution").get_attribute("hidden") is not None  # not before a pass
 
         # fixed: the pass, the solution, the sidebar

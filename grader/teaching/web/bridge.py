@@ -74,6 +74,8 @@ class Bridge:
         self._launcher: Any = None  # the widgets' launcher
         self._learners: dict[str, tuple[tuple[int, int], Any]] = {}
         self._cache: dict[Any, Any] = {}
+        self._last_key: tuple[Any, ...] | None = None
+        self._closed = False
         #: the version of each file as the server last wrote or saw it (the watcher compares)
         self.known: dict[str, str] = {e.id: self.file_version(e) for e in self.catalog}
         self.checking: str | None = None
@@ -257,7 +259,7 @@ class Bridge:
                 self.checking = None
         result = outcome.report.steps[0]
         st = outcome.state.step(ex.id)
-        html = render.step_html(result) + render.worked_example_html(rows) + render.next_html(
+        html = render.step_html(result, root=str(self.ws.root)) + render.worked_example_html(rows) + render.next_html(
             result, hints_used=st.hints, hints_total=outcome.hints_total.get(ex.id, 0),
             next_step=outcome.next_step, other_step=self._other_step_in_traceback(result))
         for w in outcome.warnings:
@@ -320,11 +322,27 @@ class Bridge:
             except OSError:
                 return None
             key.append((st.st_mtime_ns, st.st_size))
+        if tuple(key) != self._last_key:
+            self._last_key = tuple(key)
+            # New code of the learner's: start its sandboxes and fill the d_k slider's stops now,
+            # so the interactions that follow are quick (this call's lock is held: a thread waits).
+            threading.Thread(target=self._warm_widgets, daemon=True, name="attnp-widgets").start()
         return tuple(key)
+
+    def _warm_widgets(self) -> None:
+        try:
+            self.heatmap()
+            self.example(None, None, None)
+            for e in range(2, 11):
+                self.scale(str(2 ** e))
+        except Exception:  # noqa: BLE001 - warming is an optimisation; real calls report errors
+            pass
 
     def _learner(self, step_id: str, sig: tuple[int, int]) -> Any:
         from attn_practice.grader.sandbox.launcher import Launcher, Learner, Limits
 
+        if self._closed:
+            raise RuntimeError("the server is stopping")
         cached = self._learners.get(step_id)
         if cached is not None and cached[0] == sig:
             return cached[1]
@@ -435,6 +453,7 @@ class Bridge:
 
     # ------------------------------------------------------------ the end
     def close(self) -> None:
+        self._closed = True
         with self._widget_lock:
             for _, learner in self._learners.values():
                 learner.close()

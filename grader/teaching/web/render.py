@@ -156,7 +156,14 @@ def _details(text: str) -> str:
     return '<pre class="details">' + "\n".join(rows) + "</pre>"
 
 
-def failure_html(t: TestResult, step: StepResult) -> str:
+def short_paths(text: str, root: str) -> str:
+    """`File "/abs/ws/step1_scores.py"` -> `File "step1_scores.py"`: the learner's file, by its name."""
+    if not root:
+        return text
+    return text.replace(f'File "{root.rstrip("/")}/', 'File "')
+
+
+def failure_html(t: TestResult, step: StepResult, root: str = "") -> str:
     f = t.failure
     assert f is not None
     mark, word = MARKS[t.status]
@@ -164,9 +171,10 @@ def failure_html(t: TestResult, step: StepResult) -> str:
              f'<span class="word">{esc(word)}:</span> {esc(t.name)}</h4>',
              f'<p class="summary">{esc(f.summary)}</p>']
     if f.details:
-        parts.append(_details(f.details))
+        parts.append(_details(short_paths(f.details, root)))
     if f.traceback:
-        parts.append(f'<p class="label">Your code (most recent call last):</p>{_pre(f.traceback, "tb")}')
+        parts.append('<p class="label">Your code (most recent call last):</p>'
+                     + _pre(short_paths(f.traceback, root), "tb"))
     lines = repro_snippet(f, step)
     if lines:
         parts.append(f'<p class="label">Reproduce it (run Python in the folder that holds '
@@ -177,7 +185,7 @@ def failure_html(t: TestResult, step: StepResult) -> str:
     return "".join(parts)
 
 
-def step_html(step: StepResult, *, verbose: bool = False) -> str:
+def step_html(step: StepResult, *, verbose: bool = False, root: str = "") -> str:
     """One step's results: header, a line per test, the distinct failures, known mistakes, output."""
     mark, word = MARKS[step.status]
     passed = sum(t.status is Status.PASSED for t in step.tests)
@@ -196,7 +204,7 @@ def step_html(step: StepResult, *, verbose: bool = False) -> str:
         parts.append("</ul>")
     failures = [t for t in step.tests if t.status is not Status.PASSED and t.failure is not None]
     shown = failures if verbose else _distinct(failures)[:MAX_DETAILED_FAILURES]
-    parts.extend(failure_html(t, step) for t in shown)
+    parts.extend(failure_html(t, step, root) for t in shown)
     if len(failures) > len(shown):
         more = len(failures) - len(shown)
         parts.append(f'<p class="dim">({more} more failing test{"s" if more > 1 else ""} with the '

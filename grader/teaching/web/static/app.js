@@ -121,6 +121,8 @@ function showSolution(sol) {
 // ------------------------------------------------------------------ the editor
 function gutter() {
   const n = $("code").value.split("\n").length;
+  // The editor grows with the file (10 to 40 lines visible), so the report stays in sight.
+  $("editor").style.height = `calc(${Math.min(Math.max(n + 2, 10), 40) * 1.4}em + 1.2rem)`;
   let s = "";
   for (let i = 1; i <= n; i++) s += i + "\n";
   $("gutter").textContent = s;
