@@ -438,3 +438,35 @@ def test_summary_lists_every_step_with_its_state(server):
     assert status == 200
     assert [s["id"] for s in d["steps"]] == [e.id for e in load_catalog()]
     assert Path(d["workspace"]) == server.root.resolve()
+
+
+def test_serve_is_a_listed_command_with_help(tmp_path):
+    res = run(["--help"], tmp_path)
+    assert "serve" in res.stdout
+    res = run(["serve", "--help"], tmp_path)
+    assert res.exit_code == 0 and "--no-open" in res.stdout and "--port" in res.stdout
+
+
+def test_serve_on_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    res = run(["serve", "afile", "--no-open"], tmp_path)
+    assert res.exit_code == 2 and "cannot create a workspace" in res.stderr
+    assert "Traceback" not in res.output
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_check_still_stops_cleanly(tmp_path):
+    s = Served(["ws", "--port", "0", "--no-open"], tmp_path)
+    write_step(tmp_path / "ws", "step1", RIGHT_STEP1)
+    def check() -> None:
+        try:
+            s.request("POST", "/api/step/step1/check", {})
+        except OSError:
+            pass  # the server went away mid-check: that is the point
+
+    threading.Thread(target=check, daemon=True).start()
+    assert wait_until(lambda: s.get_json("/api/summary")[1]["checking"] == "step1", timeout=60,
+                      interval=0.02)
+    out, err = s.stop()
+    assert s.returncode == 0, err
+    assert "Stopped serving" in err and "Traceback" not in err and "internal error" not in err

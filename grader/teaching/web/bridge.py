@@ -324,6 +324,7 @@ class Bridge:
             key.append((st.st_mtime_ns, st.st_size))
         if tuple(key) != self._last_key:
             self._last_key = tuple(key)
+            self._cache = {k: v for k, v in self._cache.items() if None in k}  # drop old code's
             # New code of the learner's: start its sandboxes and fill the d_k slider's stops now,
             # so the interactions that follow are quick (this call's lock is held: a thread waits).
             threading.Thread(target=self._warm_widgets, daemon=True, name="attnp-widgets").start()

@@ -365,6 +365,8 @@ class Handler(BaseHTTPRequestHandler):
                                      "disk_content": got.disk_text, "disk_version": got.disk_version})
                 else:
                     self._json(200, {"version": got})
+                    # other open pages of this step reload (the saving page knows this version)
+                    self.server.events.publish("file-changed", {"step": ex.id, "version": got})
             elif action == "check":
                 self._json(200, self.server.run_check(ex.id, origin="page"))
             elif action == "hint":

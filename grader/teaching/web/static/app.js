@@ -225,7 +225,7 @@ async function saveAndCheck() {
 }
 
 function showReport(r) {
-  if (r.step !== page.step) return;
+  if (r.step !== page.step) { refreshSummary(); return; }
   $("report").setAttribute("aria-busy", "false");
   $("report-body").innerHTML = r.html;
   $("report-body").dataset.status = r.status;
