@@ -91,3 +91,22 @@ def test_every_lesson_renders_as_html_without_raw_markup(ex):
 def test_markdown_escapes_html_in_the_text():
     html = render.markdown(f"# {EVIL}\n\n- `{EVIL}`\n\n```\n{EVIL}\n```\n\n**{EVIL}**")
     no_markup_escaped(html)
+
+
+def test_the_page_files_are_package_data():
+    """`pip install .` (not only -e) must carry the page: every static file matches a declared glob."""
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    root = Path(render.__file__).resolve().parents[3]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "attn_practice.grader.teaching.web"]
+    assert "attn_practice.grader.teaching.web" in tomllib.loads(
+        (root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    static = Path(render.__file__).parent / "static"
+    files = [p.relative_to(static.parent).as_posix() for p in static.iterdir()]
+    assert {"static/index.html", "static/app.js", "static/style.css"} <= set(files)
+    for f in files:
+        assert any(fnmatch.fnmatch(f, g) for g in globs), f

@@ -9,6 +9,7 @@ sandboxes are closed.
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 import threading
@@ -81,9 +82,7 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
     server.start_background()
     _warm(server)
     if not no_open:
-        import webbrowser
-
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+        threading.Thread(target=_open_browser, args=(server.url,), daemon=True).start()
 
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -98,6 +97,22 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
         server.stop()
     say("Stopped serving. Your files and progress are saved.")
     return EXIT_PASSED
+
+
+def _open_browser(url: str) -> None:
+    """Open a graphical browser; never a text one in this terminal (webbrowser's fallback)."""
+    import webbrowser
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                 or os.environ.get("WAYLAND_DISPLAY")):
+        say("No graphical display here: open the link above in your browser.")
+        return
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # noqa: BLE001 - not opening a browser is not an error: the link is printed
+        opened = False
+    if not opened:
+        say("Could not open a browser: open the link above yourself.")
 
 
 def _warm(server: LessonServer) -> None:
