@@ -470,3 +470,23 @@ def test_ctrl_c_during_a_check_still_stops_cleanly(tmp_path):
     out, err = s.stop()
     assert s.returncode == 0, err
     assert "Stopped serving" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_a_step_file_linking_out_of_the_workspace_is_neither_read_nor_written(server, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the page\n")
+    path = server.root / "step7_self_attention.py"
+    path.unlink()
+    path.symlink_to(secret)
+    page = page_of(server, "step7")
+    assert page["content"] is None and "outside the workspace" in page["file_problem"]
+    assert "not for the page" not in json.dumps(page)
+    status, data = server.post_json("/api/step/step7/save", {"content": "x = 1\n", "base": page["version"],
+                                                             "force": True})
+    assert status == 400 and "outside the workspace" in data["error"]
+    assert secret.read_text() == "not for the page\n"
+    status, data = server.post_json("/api/step/step7/reset")
+    assert status == 200 and data["link"] == str(secret)
+    assert not path.is_symlink() and path.read_text() == load_catalog()[6].stub_source()
+    assert secret.read_text() == "not for the page\n"
+    assert not any("not for the page" in p.read_text() for p in (server.root / "backups").glob("*"))

@@ -128,8 +128,21 @@ class Bridge:
                 "note_html": render.markdown(ex.solution_note)}
 
     # ------------------------------------------------------------ files
+    def outside(self, ex: Exercise) -> bool:
+        """The step file is a link that leads out of the workspace: the page neither reads nor writes it."""
+        path = self.ws.file_for(ex)
+        if not path.is_symlink():
+            return False
+        try:
+            path.resolve().relative_to(self.ws.root.resolve())
+            return False
+        except (ValueError, OSError, RuntimeError):
+            return True
+
     def _read_bytes(self, ex: Exercise) -> bytes | None:
         path = self.ws.file_for(ex)
+        if self.outside(ex):
+            return ("link:" + os.readlink(path)).encode()  # a version of the link, never its target
         try:
             if os.path.getsize(path) > MAX_FILE_BYTES:
                 return b"\0" * (MAX_FILE_BYTES + 1)  # a stand-in: too big to edit here
@@ -148,6 +161,10 @@ class Bridge:
         data = self._read_bytes(ex)
         if data is None:
             return None, "", f"{ex.file} is missing: Reset puts a fresh stub back."
+        if self.outside(ex):
+            return None, version_of(data), (f"{ex.file} is a link to a file outside the workspace, "
+                                            "which this page does not open; edit it in your own "
+                                            "editor, or Reset to put a fresh stub in its place.")
         if len(data) > MAX_FILE_BYTES:
             return None, version_of(data), (f"{ex.file} is over 1 MiB, too big to edit here; "
                                             "open it in your own editor.")
@@ -176,6 +193,9 @@ class Bridge:
             raise BadRequest(f"the file would be {len(data)} bytes; the limit is 1 MiB. Nothing "
                              "was saved.")
         path = self.ws.file_for(ex)
+        if self.outside(ex):
+            raise BadRequest(f"{ex.file} is a link to a file outside the workspace; the page does not "
+                             "write there. Edit it in your own editor, or Reset it first.")
         with self._file_lock, self.ws.locked():
             disk = self._read_bytes(ex)
             disk_version = version_of(disk)
@@ -194,15 +214,20 @@ class Bridge:
             return self.known[ex.id]
 
     def reset(self, ex: Exercise) -> dict[str, Any]:
+        link = None
         with self._file_lock:
+            if self.outside(ex):  # drop the link itself: the file it points to is not ours to copy
+                link = os.readlink(self.ws.file_for(ex))
+                self.ws.file_for(ex).unlink()
             backup = self.ws.reset(ex)
             self.known[ex.id] = self.file_version(ex)
+
         def forget(state: Any) -> None:
             st = state.step(ex.id)
             st.status = type(st.status)("not started")  # a str, or the str-valued progress enum
 
         self.ws.update_state(forget, self.catalog)
-        return {"backup": str(backup.relative_to(self.ws.root)) if backup else None}
+        return {"backup": str(backup.relative_to(self.ws.root)) if backup else None, "link": link}
 
     def hint(self, ex: Exercise) -> dict[str, Any]:
         newly = False

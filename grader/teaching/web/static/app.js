@@ -174,6 +174,10 @@ function edited() {
 
 // ------------------------------------------------------------------ save, check
 async function save(force) {
+  if ($("code").disabled) {  // a file the page cannot edit (not UTF-8, too big, a link out): never overwritten
+    $("save-status").textContent = "Not saved: this file can only be edited in your own editor.";
+    return false;
+  }
   const content = $("code").value;
   const { ok, status, data } = await api(`/api/step/${page.step}/save`,
     { content, base: page.version, force: !!force });
@@ -220,7 +224,7 @@ function checking() {
 }
 
 async function saveAndCheck() {
-  if (page.dirty || !page.version) { if (!(await save(false))) return; }
+  if (!$("code").disabled && (page.dirty || !page.version)) { if (!(await save(false))) return; }
   await check();
 }
 
@@ -477,7 +481,8 @@ async function main() {
     $("reset-confirm").hidden = true;
     if (!ok) { notice(data.error); return; }
     showFile(data.content, data.version, "");
-    notice(data.backup ? `Restored the stub; your previous version is in ${data.backup}.` : "Restored the stub.");
+    notice(data.link ? `Replaced the link (to ${data.link}) with a fresh stub; the file it pointed to is untouched.`
+      : data.backup ? `Restored the stub; your previous version is in ${data.backup}.` : "Restored the stub.");
     refreshSummary();
   });
   $("conflict-reload").addEventListener("click", () => {
