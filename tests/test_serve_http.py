@@ -490,3 +490,13 @@ def test_a_step_file_linking_out_of_the_workspace_is_neither_read_nor_written(se
     assert not path.is_symlink() and path.read_text() == load_catalog()[6].stub_source()
     assert secret.read_text() == "not for the page\n"
     assert not any("not for the page" in p.read_text() for p in (server.root / "backups").glob("*"))
+
+
+def test_a_file_the_page_cannot_show_is_backed_up_before_any_save(server):
+    path = server.root / "step8_multi_head.py"
+    path.write_bytes(b"# caf\xe9 in latin-1\n")
+    page = page_of(server, "step8")
+    assert page["content"] is None and "not UTF-8" in page["file_problem"]
+    status, _ = server.post_json("/api/step/step8/save", {"content": "# new\n", "base": page["version"]})
+    assert status == 200 and path.read_text() == "# new\n"
+    assert b"# caf\xe9 in latin-1\n" in [p.read_bytes() for p in (server.root / "backups").glob("step8*")]

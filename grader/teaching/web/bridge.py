@@ -5,7 +5,8 @@ Everything the page can do goes through here: read and save a step file
 overwritten unseen), hints and reset (the same state file as the CLI), a
 check (`practice.run_check` with one warm engine, the worked example run
 through the learner's code while its launcher is open), and the widgets
-(explore's computations, by the learner's own functions once steps 1-5 pass).
+(explore's data and inputs; `widgets` computes them, by the learner's own functions once
+steps 1-5 pass).
 
 Learner code runs only in sandboxes started by the engine's launcher or the
 widgets' own launcher, never in this process. Checks are serialised (pytest
@@ -20,7 +21,6 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +29,11 @@ import numpy as np
 from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.teaching import explore
-from attn_practice.grader.teaching.web import render
+from attn_practice.grader.teaching.web import render, widgets
 from attn_practice.grader.teaching.workspace import Workspace
 
 MAX_FILE_BYTES = 1024 * 1024
 CORE = ("step1", "step2", "step3", "step4", "step5")
-YOURS = "computed with your code (steps 1-5 pass)"
-REFERENCE = "computed with the reference: pass steps 1-5 and these use your own functions"
-SCALE_TRIALS = 100
-SCALE_KEYS = 8
 MIN_DK, MAX_DK = 1, 1024
 
 
@@ -71,11 +67,9 @@ class Bridge:
         self._check_lock = threading.Lock()
         self._widget_lock = threading.Lock()
         self._engine: Any = None
-        self._launcher: Any = None  # the widgets' launcher
-        self._learners: dict[str, tuple[tuple[int, int], Any]] = {}
+        self._functions = widgets.LearnerFunctions(ws.root)  # the widgets' sandboxes
         self._cache: dict[Any, Any] = {}
         self._last_key: tuple[Any, ...] | None = None
-        self._closed = False
         #: the version of each file as the server last wrote or saw it (the watcher compares)
         self.known: dict[str, str] = {e.id: self.file_version(e) for e in self.catalog}
         self.checking: str | None = None
@@ -206,6 +200,8 @@ class Bridge:
                 if disk is not None:
                     self.ws.backup(path)
             if disk != data:
+                if disk is not None and self.read_text(ex)[0] is None:
+                    self.ws.backup(path)  # the page could not show it (not UTF-8, too big): keep it
                 if path.is_symlink():
                     self.ws.backup(path)
                     path.unlink()
@@ -364,69 +360,36 @@ class Bridge:
         except Exception:  # noqa: BLE001 - warming is an optimisation; real calls report errors
             pass
 
-    def _learner(self, step_id: str, sig: tuple[int, int]) -> Any:
-        from attn_practice.grader.sandbox.launcher import Launcher, Learner, Limits
+    def _computer(self, key: tuple[Any, ...] | None) -> widgets.Compute:
+        """compute(step_id, *args) by the learner's functions when `key` says so, else the reference."""
+        def compute(step_id: str, *args: Any) -> tuple[np.ndarray, str]:
+            ex = self.step(step_id)
+            if key is None:
+                return widgets.by_reference(ex, *args)
+            return self._functions(ex, key[CORE.index(step_id)], *args)
 
-        if self._closed:
-            raise RuntimeError("the server is stopping")
-        cached = self._learners.get(step_id)
-        if cached is not None and cached[0] == sig:
-            return cached[1]
-        if cached is not None:
-            cached[1].close()
-        if self._launcher is None:
-            self._launcher = Launcher()
-        ex = self.step(step_id)
-        learner = Learner(self._launcher, self.ws.root, step_id=ex.id, module=ex.module,
-                          function=ex.function, params=ex.params, limits=Limits())
-        self._learners[step_id] = (sig, learner)
-        return learner
+        return compute
 
-    def _compute(self, key: tuple[Any, ...] | None, step_id: str, *args: Any) -> tuple[np.ndarray, str]:
-        """One stage by the learner's function (sandboxed) when `key` says so, else the reference."""
-        from attn_practice.grader.sandbox.launcher import LearnerError
-        from attn_practice.reference import attention as reference
-
-        ex = self.step(step_id)
-        if key is not None:
-            try:
-                got = np.asarray(self._learner(step_id, key[CORE.index(step_id)])(*args), dtype=np.float64)
-                if np.all(np.isfinite(got)):
-                    return got, ""
-                problem = f"{ex.function} returned non-finite numbers"
-            except LearnerError as exc:
-                problem = exc.failure.summary
-            except (RuntimeError, OSError) as exc:
-                problem = f"the sandbox failed ({exc})"
-            self._learners.pop(step_id, (None, None))[1].close()
-            return np.asarray(reference.FUNCTIONS[ex.function](*args)), problem
-        return np.asarray(reference.FUNCTIONS[ex.function](*args)), ""
-
-    def _label(self, key: Any, problems: Sequence[str]) -> dict[str, str]:
-        problems = [p for p in problems if p]
-        if key is None:
-            return {"source": "reference", "label": REFERENCE}
-        if problems:
-            return {"source": "reference", "label": "computed with the reference: your code could "
-                    f"not be used ({problems[0][:160]})"}
-        return {"source": "yours", "label": YOURS}
-
-    def heatmap(self) -> dict[str, Any]:
+    def _widget(self, name: tuple[Any, ...], make: Any, cache: bool = True) -> dict[str, Any]:
         t0 = time.perf_counter()
-        s = explore.load_sentence()
         with self._widget_lock:
             key = self._file_key()
-            if ("heatmap", key) not in self._cache:
-                w, problem = self._compute(key, "step5", s.queries, s.keys, np.eye(len(s.tokens)))
-                self._cache[("heatmap", key)] = {"tokens": list(s.tokens), "sentence": s.text,
-                                                 "weights": np.round(w, 4).tolist(),
-                                                 **self._label(key, [problem])}
-            out = dict(self._cache[("heatmap", key)])
+            out = self._cache.get((*name, key)) if cache else None
+            if out is None:
+                out = make(self._computer(key))
+                out.update(widgets.label(key is not None, out.pop("problems")))
+                if cache:
+                    self._cache[(*name, key)] = out
+            out = dict(out)
         out["server_ms"] = round((time.perf_counter() - t0) * 1000, 2)
         return out
 
+    def heatmap(self) -> dict[str, Any]:
+        s = explore.load_sentence()
+        out = self._widget(("heatmap",), lambda c: widgets.heatmap(c, s.tokens, s.queries, s.keys))
+        return {**out, "sentence": s.text}
+
     def example(self, q: str | None, keys: str | None, values: str | None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         for name, text in (("q", q), ("keys", keys), ("values", values)):
             if text is not None and len(text) > 4000:
                 raise BadRequest(f"{name} is too long")
@@ -434,57 +397,21 @@ class Bridge:
             ex = explore.build_example(q, keys, values)
         except explore.InputError as exc:
             raise BadRequest(str(exc)) from None
-        d_k = ex.q.shape[0]
-        with self._widget_lock:
-            key = self._file_key()
-            scores, p1 = self._compute(key, "step1", ex.q[None, :], ex.keys)
-            scaled, p2 = self._compute(key, "step2", scores, d_k)
-            weights, p3 = self._compute(key, "step3", scaled)
-            output, p4 = self._compute(key, "step4", weights, ex.values)
-        return {"q": ex.q.tolist(), "keys": ex.keys.tolist(), "values": ex.values.tolist(), "d_k": d_k,
-                "scores": scores[0].tolist(), "scaled": scaled[0].tolist(),
-                "weights": weights[0].tolist(), "output": output[0].tolist(),
-                **self._label(key, [p1, p2, p3, p4]),
-                "server_ms": round((time.perf_counter() - t0) * 1000, 2)}
+        return self._widget(("example",), lambda c: widgets.example(c, ex.q, ex.keys, ex.values),
+                            cache=False)
 
     def scale(self, d_k_text: str | None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         try:
             d_k = int(d_k_text or "64")
         except ValueError:
             raise BadRequest(f"d_k must be a whole number, got {str(d_k_text)[:20]!r}") from None
         if not MIN_DK <= d_k <= MAX_DK:
             raise BadRequest(f"d_k must lie between {MIN_DK} and {MAX_DK}, got {d_k}")
-        with self._widget_lock:
-            key = self._file_key()
-            if ("scale", d_k, key) not in self._cache:
-                rng = np.random.default_rng(d_k)
-                Q = rng.standard_normal((SCALE_TRIALS, 1, d_k))
-                K = rng.standard_normal((SCALE_TRIALS, SCALE_KEYS, d_k))
-                scores, p1 = self._compute(key, "step1", Q, K)
-                raw, p2 = self._compute(key, "step3", scores)
-                scaled_scores, p3 = self._compute(key, "step2", scores, d_k)
-                scaled, p4 = self._compute(key, "step3", scaled_scores)
-                self._cache[("scale", d_k, key)] = {
-                    "d_k": d_k, "keys": SCALE_KEYS, "trials": SCALE_TRIALS,
-                    "spread_raw": float(np.std(scores)), "spread_scaled": float(np.std(scaled_scores)),
-                    "max_weight_raw": float(np.mean(raw.max(axis=-1))),
-                    "max_weight_scaled": float(np.mean(scaled.max(axis=-1))),
-                    "example_raw": np.round(raw[0, 0], 4).tolist(),
-                    "example_scaled": np.round(scaled[0, 0], 4).tolist(),
-                    **self._label(key, [p1, p2, p3, p4])}
-            out = dict(self._cache[("scale", d_k, key)])
-        out["server_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-        return out
+        return self._widget(("scale", d_k), lambda c: widgets.scale(c, d_k))
 
     # ------------------------------------------------------------ the end
     def close(self) -> None:
-        self._closed = True
+        self._functions.closed = True
         with self._widget_lock:
-            for _, learner in self._learners.values():
-                learner.close()
-            self._learners.clear()
-            if self._launcher is not None:
-                self._launcher.close()
-                self._launcher = None
+            self._functions.close()
         self._close_engine()

@@ -34,6 +34,7 @@ from attn_practice.grader.teaching.workspace import Workspace
 
 DEFAULT_PORT = 8765
 MAX_BODY_BYTES = 2 * MAX_FILE_BYTES + 4096  # JSON escaping may double a file's size
+DRAIN_LIMIT = 16 * 1024 * 1024  # a bigger body is cut off unread
 TOKEN_HEADER = "X-Attn-Token"
 WATCH_INTERVAL = 0.3
 KEEPALIVE = 15.0
@@ -277,6 +278,12 @@ class Handler(BaseHTTPRequestHandler):
             return None
         if length < 0 or length > MAX_BODY_BYTES:
             self.close_connection = True
+            left = length if 0 < length <= DRAIN_LIMIT else 0
+            while left > 0:  # read what was sent, so the sender gets our answer, not a broken pipe
+                chunk = self.rfile.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
             self._error(413, "the request is too large: a step file may be at most 1 MiB.")
             return None
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
