@@ -204,3 +204,28 @@ def test_phone_width_and_keyboard(served, shots):
             assert b.find_elements(By.CSS_SELECTOR, f"label[for='{control.get_attribute('id')}']")
         assert by_id(b, "code").get_attribute("aria-label") == "Your code: step1_scores.py"
         screenshot(b, shots / "serve-phone.png", full_page=False)
+
+
+def test_steps_1_to_5_in_the_page_then_the_widgets_use_your_code(served, shots):
+    from conftest import solution_source
+    from selenium.webdriver.common.by import By
+
+    with browser(1280, 900) as b:
+        open_page(b, served)
+        for n in range(1, 6):
+            if n > 1:  # the pass links to the next step, as a learner would follow it
+                b.find_element(By.CSS_SELECTOR, f'.next-box a[href="/step/step{n}"]').click()
+                b.wait_for(lambda d, n=n: d.execute_script("return document.body.dataset.ready") == "true"
+                           and f"Step {n}:" in by_id(d, "title").text)
+            set_editor(b, solution_source(f"step{n}"))
+            by_id(b, "check").click()
+            b.wait_for(lambda d, n=n: f"step{n} passed" in report_text(d), message=f"step{n} did not pass")
+        b.wait_for(lambda d: "All steps pass" in report_text(d) or "Next:" in report_text(d))
+        b.wait_for(lambda d: "your code" in by_id(d, "heatmap-source").text,
+                   message="the widgets did not switch to the learner's code")
+        b.wait_for(lambda d: "your code" in by_id(d, "example-source").text)
+        assert "[5.679, 1.546]" in by_id(b, "example-stages").text
+        assert by_id(b, "step-list").text.count("passed") == 5
+        b.execute_script("document.getElementById('widgets').scrollIntoView()")
+        screenshot(b, shots / "serve-widgets-yours.png", full_page=False)
+        assert not [e for e in b.console_errors() if "favicon" not in e]

@@ -30,7 +30,7 @@ from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.teaching import explore
 from attn_practice.grader.teaching.web import render, widgets
-from attn_practice.grader.teaching.workspace import Workspace
+from attn_practice.grader.teaching.workspace import StepState, Workspace
 
 MAX_FILE_BYTES = 1024 * 1024
 CORE = ("step1", "step2", "step3", "step4", "step5")
@@ -219,8 +219,7 @@ class Bridge:
             self.known[ex.id] = self.file_version(ex)
 
         def forget(state: Any) -> None:
-            st = state.step(ex.id)
-            st.status = type(st.status)("not started")  # a str, or the str-valued progress enum
+            state.step(ex.id).status = StepState().status  # "not started", whatever type it has
 
         self.ws.update_state(forget, self.catalog)
         return {"backup": str(backup.relative_to(self.ws.root)) if backup else None, "link": link}
