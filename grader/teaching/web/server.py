@@ -124,6 +124,16 @@ class LessonServer(ThreadingHTTPServer):
     def allowed_origins(self) -> set[str]:
         return {f"http://{h}:{self.port}" for h in ("127.0.0.1", "localhost")}
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that broke the handler: one line on stderr, never a traceback in the terminal."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+            return  # the page went away mid-answer
+        print(f"attn-practice serve: a request failed ({type(exc).__name__}: {exc}); the server "
+              "goes on. This is a bug in attn-practice, not in your code.", file=sys.stderr)
+
     def start_background(self) -> None:
         for t in self._workers:
             t.start()
@@ -317,6 +327,8 @@ class Handler(BaseHTTPRequestHandler):
             self._error(404, str(exc))
         except BadRequest as exc:
             self._error(400, str(exc))
+        except OSError as exc:
+            self._error(500, f"could not read in the workspace: {exc.strerror or exc}")
 
     def _get(self, parts: list[str], query: dict[str, list[str]]) -> None:
         b = self.server.bridge

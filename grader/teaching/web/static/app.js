@@ -19,7 +19,14 @@ async function api(path, body) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
-  const res = await fetch(path, opts);
+  let res;
+  try {
+    res = await fetch(path, opts);
+  } catch (e) {
+    const error = "The server is not answering: is `attn-practice serve` still running?";
+    notice(error);
+    return { ok: false, status: 0, data: { error } };
+  }
   let data = {};
   try { data = await res.json(); } catch (e) { data = { error: "the server sent no JSON" }; }
   return { ok: res.ok, status: res.status, data };
@@ -247,6 +254,11 @@ function showReport(r) {
 // ------------------------------------------------------------------ events from the server
 function listen() {
   const es = new EventSource("/api/events");
+  es.addEventListener("open", () => { if ($("notice").dataset.lost) { notice(""); delete $("notice").dataset.lost; } });
+  es.addEventListener("error", () => {
+    notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+    $("notice").dataset.lost = "1";
+  });
   es.addEventListener("file-changed", async (ev) => {
     const d = JSON.parse(ev.data);
     if (d.step !== page.step || d.version === page.version) return;
