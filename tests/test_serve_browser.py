@@ -229,3 +229,16 @@ def test_steps_1_to_5_in_the_page_then_the_widgets_use_your_code(served, shots):
         b.execute_script("document.getElementById('widgets').scrollIntoView()")
         screenshot(b, shots / "serve-widgets-yours.png", full_page=False)
         assert not [e for e in b.console_errors() if "favicon" not in e]
+
+
+def test_the_page_says_when_the_server_stops_and_keeps_the_text(served):
+    with browser(1000, 800) as b:
+        open_page(b, served)
+        set_editor(b, "# typed but not saved\n")
+        served.stop()
+        assert served.returncode == 0
+        b.wait_for(lambda d: "Lost the connection" in by_id(d, "notice").text)
+        assert by_id(b, "code").get_attribute("value") == "# typed but not saved\n"
+        by_id(b, "check").click()  # a request now fails with words, not a console exception
+        b.wait_for(lambda d: "not answering" in by_id(d, "notice").text
+                   or "not answering" in by_id(d, "save-status").text)

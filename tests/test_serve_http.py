@@ -69,6 +69,12 @@ def test_first_line_is_the_contract_url_and_the_workspace_is_made_as_start_makes
         assert (server.root / ex.file).read_text() == (tmp_path / "by_start" / ex.file).read_text()
 
 
+def test_ctrl_c_right_after_the_url_line_stops_cleanly(tmp_path):
+    s = Served(["ws", "--port", "0", "--no-open"], tmp_path)
+    _, err = s.stop()  # at once: before or during the start-up that follows the line
+    assert s.returncode == 0 and "Stopped serving" in err and "Traceback" not in err
+
+
 def test_ctrl_c_stops_cleanly_and_frees_the_port(tmp_path):
     s = Served(["--port", "0", "--no-open"], tmp_path)  # no DIR: ./attention-practice, like start
     assert (tmp_path / "attention-practice" / "attn-practice.yaml").is_file()
@@ -500,3 +506,24 @@ def test_a_file_the_page_cannot_show_is_backed_up_before_any_save(server):
     status, _ = server.post_json("/api/step/step8/save", {"content": "# new\n", "base": page["version"]})
     assert status == 200 and path.read_text() == "# new\n"
     assert b"# caf\xe9 in latin-1\n" in [p.read_bytes() for p in (server.root / "backups").glob("step8*")]
+
+
+def test_without_no_open_the_browser_is_given_the_url(tmp_path):
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    fake.chmod(0o755)
+    s = Served(["ws", "--port", "0"], tmp_path, env={"BROWSER": f"{fake} %s", "DISPLAY": ":99"})
+    try:
+        assert wait_until(opened.exists, timeout=30)
+        assert opened.read_text().strip() == s.url
+    finally:
+        s.stop()
+
+
+def test_with_no_display_no_text_browser_takes_the_terminal(tmp_path):
+    s = Served(["ws", "--port", "0"], tmp_path, env={"DISPLAY": "", "WAYLAND_DISPLAY": "",
+                                                     "BROWSER": "false"})
+    assert s.get_json("/api/summary")[0] == 200  # serving, so everything before it was said
+    _, err = s.stop()
+    assert "open the link above in your browser" in err

@@ -76,19 +76,21 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
             raise Problem(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}. "
                           "Pick another port with --port N, or --port 0 for any free one.") from None
         server = LessonServer(ws, 0)  # the usual port is taken: any free one
-    click.echo(f"Serving attn-practice at {server.url}")
-    sys.stdout.flush()
-    say(f"Workspace: {ws.root}   (Ctrl-C stops the server; your files stay as they are)")
-    server.start_background()
-    _warm(server)
-    if not no_open:
-        threading.Thread(target=_open_browser, args=(server.url,), daemon=True).start()
-
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
-    try:
+    try:  # from here on, Ctrl-C at any moment stops cleanly
+        click.echo(f"Serving attn-practice at {server.url}")
+        sys.stdout.flush()
+        say(f"Workspace: {ws.root}   (Ctrl-C stops the server; your files stay as they are)")
+        server.start_background()
+        _warm(server)
+        if not no_open:
+            if _has_display():
+                threading.Thread(target=_open_browser, args=(server.url,), daemon=True).start()
+            else:
+                say("No graphical display here: open the link above in your browser.")
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
@@ -99,14 +101,16 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
     return EXIT_PASSED
 
 
+def _has_display() -> bool:
+    """Never let webbrowser fall back to a text browser in this terminal."""
+    return not sys.platform.startswith("linux") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def _open_browser(url: str) -> None:
-    """Open a graphical browser; never a text one in this terminal (webbrowser's fallback)."""
+    """Open the page in the learner's browser; say so when none can be opened."""
     import webbrowser
 
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
-                                                 or os.environ.get("WAYLAND_DISPLAY")):
-        say("No graphical display here: open the link above in your browser.")
-        return
     try:
         opened = webbrowser.open(url)
     except Exception:  # noqa: BLE001 - not opening a browser is not an error: the link is printed
