@@ -7,7 +7,7 @@ Generic on purpose (the serve tests and the class-report tests share it):
     with browser(width=1280, height=900) as b:   # skips, with the reason, when none can run
         b.get(url)
         b.wait_for(lambda d: d.find_element(By.ID, "x").is_displayed())
-        screenshot(b, shots / "page.png")
+        b.screenshot(shots / "page.png")          # or screenshot(b, path)
         assert not b.console_errors()
 
 Nothing is downloaded at test time: the browser and its driver are looked up
@@ -89,6 +89,10 @@ class Browser:
 
     def set_size(self, width: int, height: int) -> None:
         self.driver.set_window_size(width, height)
+
+    def screenshot(self, path: str | os.PathLike[str], *, full_page: bool = True) -> Path:
+        """`screenshot(self, path)`: the page as a PNG."""
+        return screenshot(self, path, full_page=full_page)
 
 
 def screenshot(b: Browser | Any, path: str | os.PathLike[str], *, full_page: bool = True) -> Path:
