@@ -17,6 +17,7 @@ doing DNS rebinding, a cross-site form) must not drive it. Hence:
 
 from __future__ import annotations
 
+import enum
 import hmac
 import json
 import queue
@@ -29,6 +30,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from attn_practice.grader.results import Status
 from attn_practice.grader.teaching.web.bridge import MAX_FILE_BYTES, BadRequest, Bridge, Conflict
 from attn_practice.grader.teaching.workspace import Workspace
 
@@ -51,6 +53,21 @@ SECURITY_HEADERS = {
 }
 
 
+class Origin(str, enum.Enum):
+    """Who asked for a check: the page (its Check button or a save) or a save on disk."""
+
+    PAGE = "page"
+    DISK = "disk"
+
+
+class Event(str, enum.Enum):
+    """What the server tells open pages (server-sent event names)."""
+
+    FILE_CHANGED = "file-changed"
+    CHECKING = "checking"
+    CHECK = "check"
+
+
 def static_file(name: str) -> bytes:
     return (resources.files("attn_practice.grader.teaching.web") / "static" / name).read_bytes()
 
@@ -60,15 +77,15 @@ class EventHub:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._queues: list[queue.Queue[tuple[str, Any] | None]] = []
+        self._queues: list[queue.Queue[tuple[Event, Any] | None]] = []
 
-    def subscribe(self) -> queue.Queue[tuple[str, Any] | None]:
-        q: queue.Queue[tuple[str, Any] | None] = queue.Queue(maxsize=100)
+    def subscribe(self) -> queue.Queue[tuple[Event, Any] | None]:
+        q: queue.Queue[tuple[Event, Any] | None] = queue.Queue(maxsize=100)
         with self._lock:
             self._queues.append(q)
         return q
 
-    def unsubscribe(self, q: queue.Queue[tuple[str, Any] | None]) -> None:
+    def unsubscribe(self, q: queue.Queue[tuple[Event, Any] | None]) -> None:
         with self._lock:
             if q in self._queues:
                 self._queues.remove(q)
@@ -78,7 +95,7 @@ class EventHub:
         with self._lock:
             return len(self._queues)
 
-    def publish(self, event: str, data: Any) -> None:
+    def publish(self, event: Event, data: Any) -> None:
         with self._lock:
             for q in self._queues:
                 try:
@@ -169,7 +186,7 @@ class LessonServer(ThreadingHTTPServer):
                 if version == self.bridge.known.get(ex.id):
                     continue  # the page's own save, or a touch that changed nothing
                 self.bridge.known[ex.id] = version
-                self.events.publish("file-changed", {"step": ex.id, "version": version})
+                self.events.publish(Event.FILE_CHANGED, {"step": ex.id, "version": version})
                 if self.events.listeners and version:
                     self._auto.put(ex.id)
 
@@ -185,20 +202,20 @@ class LessonServer(ThreadingHTTPServer):
                     return
                 pending.add(more)
             for sid in sorted(pending):
-                self.run_check(sid, origin="disk")
+                self.run_check(sid, origin=Origin.DISK)
 
-    def run_check(self, step_id: str, *, origin: str) -> dict[str, Any]:
+    def run_check(self, step_id: str, *, origin: Origin) -> dict[str, Any]:
         ex = self.bridge.step(step_id)
-        self.events.publish("checking", {"step": ex.id, "origin": origin})
+        self.events.publish(Event.CHECKING, {"step": ex.id, "origin": origin.value})
         try:
             result = self.bridge.check(ex)
         except Exception as exc:  # noqa: BLE001 - the grader failing is said as such, never a traceback
-            result = {"step": ex.id, "status": "error", "passed": False, "diagnoses": [],
+            result = {"step": ex.id, "status": Status.ERROR.value, "passed": False, "diagnoses": [],
                       "html": '<p class="error">The grader itself failed while checking '
                               f"{ex.file} ({type(exc).__name__}). This is not your fault: check "
                               "again, and report it if it persists.</p>"}
-        result["origin"] = origin
-        self.events.publish("check", result)
+        result["origin"] = origin.value
+        self.events.publish(Event.CHECK, result)
         return result
 
 
@@ -385,9 +402,9 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     self._json(200, {"version": got})
                     # other open pages of this step reload (the saving page knows this version)
-                    self.server.events.publish("file-changed", {"step": ex.id, "version": got})
+                    self.server.events.publish(Event.FILE_CHANGED, {"step": ex.id, "version": got})
             elif action == "check":
-                self._json(200, self.server.run_check(ex.id, origin="page"))
+                self._json(200, self.server.run_check(ex.id, origin=Origin.PAGE))
             elif action == "hint":
                 self._json(200, b.hint(ex))
             elif action == "reset":
@@ -430,7 +447,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 event, data = item
                 payload = json.dumps(data, ensure_ascii=False)
-                self.wfile.write(f"event: {event}\ndata: {payload}\n\n".encode())
+                self.wfile.write(f"event: {Event(event).value}\ndata: {payload}\n\n".encode())
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass

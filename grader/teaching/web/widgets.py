@@ -10,6 +10,7 @@ lesson's data.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,14 @@ import numpy as np
 
 from attn_practice.grader.catalog import Exercise
 from attn_practice.reference import attention as reference
+
+
+class Source(str, enum.Enum):
+    """Whose functions computed a widget's numbers."""
+
+    YOURS = "yours"
+    REFERENCE = "reference"
+
 
 Compute = Callable[..., tuple[np.ndarray, str]]
 YOURS = "computed with your code (steps 1-5 pass)"
@@ -88,11 +97,11 @@ def label(yours: bool, problems: Sequence[str]) -> dict[str, str]:
     """Where the numbers came from, said on the page beside them."""
     problems = [p for p in problems if p]
     if not yours:
-        return {"source": "reference", "label": REFERENCE}
+        return {"source": Source.REFERENCE.value, "label": REFERENCE}
     if problems:
-        return {"source": "reference", "label": "computed with the reference: your code could "
+        return {"source": Source.REFERENCE.value, "label": "computed with the reference: your code could "
                 f"not be used ({problems[0][:160]})"}
-    return {"source": "yours", "label": YOURS}
+    return {"source": Source.YOURS.value, "label": YOURS}
 
 
 def heatmap(compute: Compute, tokens: Sequence[str], queries: np.ndarray, keys: np.ndarray) -> dict[str, Any]:

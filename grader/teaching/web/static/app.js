@@ -180,7 +180,12 @@ function edited() {
 }
 
 // ------------------------------------------------------------------ save, check
-async function save(force) {
+function save(force) {
+  page.saving = doSave(force).finally(() => { page.saving = null; });
+  return page.saving;
+}
+
+async function doSave(force) {
   if ($("code").disabled) {  // a file the page cannot edit (not UTF-8, too big, a link out): never overwritten
     $("save-status").textContent = "Not saved: this file can only be edited in your own editor.";
     return false;
@@ -261,9 +266,10 @@ function listen() {
   });
   es.addEventListener("file-changed", async (ev) => {
     const d = JSON.parse(ev.data);
+    if (page.saving) await page.saving;  // our own save's echo may arrive before its answer
     if (d.step !== page.step || d.version === page.version) return;
     const { ok, data } = await api("/api/step/" + page.step);
-    if (!ok) return;
+    if (!ok || data.version === page.version) return;
     if (page.dirty) {
       conflict(data.content, data.version);
     } else {
