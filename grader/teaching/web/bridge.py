@@ -315,6 +315,11 @@ class Bridge:
                     self._engine = Engine(check_options(state, self.catalog[:1]))
         except Exception:  # noqa: BLE001 - warming is an optimisation; a Check reports real errors
             pass
+        try:
+            with self._widget_lock:
+                self._functions.warm()
+        except Exception:  # noqa: BLE001 - as above
+            pass
         for e in range(2, 11):  # the d_k slider's stops, so moving it is a cache hit
             try:
                 self.scale(str(2 ** e))
@@ -344,6 +349,7 @@ class Bridge:
             key.append((st.st_mtime_ns, st.st_size))
         if tuple(key) != self._last_key:
             self._last_key = tuple(key)
+            self._functions.prepare([(self.step(s), sig) for s, sig in zip(CORE, key, strict=True)])
             self._cache = {k: v for k, v in self._cache.items() if None in k}  # drop old code's
             # New code of the learner's: start its sandboxes and fill the d_k slider's stops now,
             # so the interactions that follow are quick (this call's lock is held: a thread waits).

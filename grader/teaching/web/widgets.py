@@ -61,6 +61,30 @@ class LearnerFunctions:
         self._learners[ex.id] = (sig, learner)
         return learner
 
+    def warm(self) -> None:
+        """Start the widgets' fork server now (it imports NumPy once), not on the first slider move."""
+        from attn_practice.grader.sandbox.launcher import Launcher
+
+        if self._launcher is None and not self.closed:
+            self._launcher = Launcher()
+            self._launcher.warm()
+            self._launcher.info()  # answered once the zygote is ready
+
+    def prepare(self, steps: Sequence[tuple[Exercise, Any]]) -> None:
+        """Start the sandboxes of new code side by side (each imports while the others do)."""
+        fresh = []
+        for ex, sig in steps:
+            cached = self._learners.get(ex.id)
+            if cached is None or cached[0] != sig:
+                try:
+                    fresh.append(self._learner(ex, sig))
+                except RuntimeError:
+                    return
+        for learner in fresh:
+            learner.begin_load()
+        for learner in fresh:
+            learner.load()
+
     def __call__(self, ex: Exercise, sig: Any, *args: Any) -> tuple[np.ndarray, str]:
         """(the learner's answer, "") or (the reference's answer, why theirs could not be used)."""
         from attn_practice.grader.sandbox.launcher import LearnerError
