@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +27,28 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from run import cli, timed, write_correct  # noqa: E402  (bench/run.py's helpers)
 from serve_helpers import Served  # noqa: E402
+
+STEPS = ["step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "step5_attention"]
+
+
+def cli() -> list[str]:
+    """The console script installed next to this Python (as bench/run.py measures it)."""
+    beside = Path(sys.executable).parent / "attn-practice"
+    return [str(beside)] if beside.is_file() else [sys.executable, "-m", "attn_practice"]
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def write_correct(folder: Path) -> None:
+    """Every core step file holds the whole reference module: each defines its function."""
+    source = (ROOT / "reference" / "attention.py").read_text()
+    for stem in STEPS:
+        (folder / f"{stem}.py").write_text(source)
 
 
 def ms(seconds: float) -> float:
