@@ -199,14 +199,18 @@ class Bridge:
                     return Conflict(text, disk_version)
                 if disk is not None:
                     self.ws.backup(path)
+            self.known[ex.id] = version_of(data)  # before the write: the watcher must not see it as foreign
             if disk != data:
                 if disk is not None and self.read_text(ex)[0] is None:
                     self.ws.backup(path)  # the page could not show it (not UTF-8, too big): keep it
                 if path.is_symlink():
                     self.ws.backup(path)
                     path.unlink()
-                write_atomic(path, data)
-            self.known[ex.id] = version_of(data)
+                try:
+                    write_atomic(path, data)
+                except OSError:
+                    self.known[ex.id] = disk_version
+                    raise
             return self.known[ex.id]
 
     def reset(self, ex: Exercise) -> dict[str, Any]:

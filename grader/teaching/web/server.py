@@ -169,7 +169,7 @@ class LessonServer(ThreadingHTTPServer):
         import os
 
         seen: dict[str, tuple[int, int] | None] = {}
-        while not self.stopping.wait(WATCH_INTERVAL):
+        while not self.stopping.is_set():
             for ex in self.bridge.catalog:
                 try:
                     st = os.stat(self.bridge.ws.file_for(ex))
@@ -178,10 +178,7 @@ class LessonServer(ThreadingHTTPServer):
                     sig = None
                 if ex.id in seen and seen[ex.id] == sig:
                     continue
-                first = ex.id not in seen
-                seen[ex.id] = sig
-                if first:
-                    continue
+                seen[ex.id] = sig  # (a first look compares with the versions the bridge began with)
                 version = self.bridge.file_version(ex)
                 if version == self.bridge.known.get(ex.id):
                     continue  # the page's own save, or a touch that changed nothing
@@ -189,6 +186,7 @@ class LessonServer(ThreadingHTTPServer):
                 self.events.publish(Event.FILE_CHANGED, {"step": ex.id, "version": version})
                 if self.events.listeners and version:
                     self._auto.put(ex.id)
+            self.stopping.wait(WATCH_INTERVAL)
 
     def _auto_checks(self) -> None:
         while True:
