@@ -28,6 +28,7 @@ LAZY_COMMANDS = {
     "explore": (".grader.commands.teaching", "explore"),
     "watch": (".grader.commands.teaching", "watch"),
     "report": (".grader.commands.report", "report"),
+    "serve": (".grader.commands.serve", "serve"),
 }
 
 

@@ -1,0 +1,124 @@
+"""`attn-practice serve`: the lesson, the editor and the checks in a browser page.
+
+Creates the workspace as `start` does when it is missing, serves it on
+127.0.0.1 (CONTRACT §5) and prints the URL, with its token, as the first line
+on stdout. Ctrl-C (or SIGTERM) stops it cleanly: open pages are told, the
+sandboxes are closed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say, warn
+
+if TYPE_CHECKING:
+    from attn_practice.grader.teaching.web.server import LessonServer
+
+
+@click.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port on 127.0.0.1 (default 8765, or a free one when that is taken; 0: any free port).")
+@click.option("--no-open", is_flag=True, help="Do not open a browser; just print the address.")
+def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
+    """Open the lesson in your browser: read, edit, check and explore, one page per step.
+
+    Serves the workspace DIRECTORY (default: the one you are in, else
+    ./attention-practice, created as `start` does). The page edits the same
+    files as your own editor and the same progress as `check`.
+
+    \b
+    Examples:
+      attn-practice serve
+      attn-practice serve ~/attention --port 9000 --no-open
+    """
+    from attn_practice.grader.sandbox.prestart import prestart
+
+    prestart()  # the sandbox's zygote starts while the rest is imported
+    from attn_practice.grader.teaching.web.server import DEFAULT_PORT, LessonServer
+    from attn_practice.grader.teaching.workspace import (
+        DEFAULT_DIR,
+        NotInWorkspace,
+        Workspace,
+        create_workspace,
+        find_workspace,
+    )
+
+    ws: Workspace | None = None
+    if directory is None:
+        try:
+            ws = find_workspace()
+        except NotInWorkspace:
+            directory = Path(DEFAULT_DIR)
+    if ws is None:
+        assert directory is not None
+        try:
+            result = create_workspace(directory)
+        except (FileExistsError, NotADirectoryError, PermissionError) as exc:
+            raise Problem(f"cannot create a workspace at {directory}: {exc}") from None
+        warn(result.warnings)
+        if result.created and not result.existed:
+            say(f"Created your workspace in {result.workspace.root}")
+        ws = result.workspace
+    try:
+        server = LessonServer(ws, DEFAULT_PORT if port is None else port)
+    except OSError as exc:
+        if port is not None or exc.errno != errno.EADDRINUSE:
+            raise Problem(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}. "
+                          "Pick another port with --port N, or --port 0 for any free one.") from None
+        server = LessonServer(ws, 0)  # the usual port is taken: any free one
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:  # from here on, Ctrl-C at any moment stops cleanly
+        click.echo(f"Serving attn-practice at {server.url}")
+        sys.stdout.flush()
+        say(f"Workspace: {ws.root}   (Ctrl-C stops the server; your files stay as they are)")
+        server.start_background()
+        _warm(server)
+        if not no_open:
+            if _has_display():
+                threading.Thread(target=_open_browser, args=(server.url,), daemon=True).start()
+            else:
+                say("No graphical display here: open the link above in your browser.")
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        server.stop()
+    say("Stopped serving. Your files and progress are saved.")
+    return EXIT_PASSED
+
+
+def _has_display() -> bool:
+    """Never let webbrowser fall back to a text browser in this terminal."""
+    return not sys.platform.startswith("linux") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _open_browser(url: str) -> None:
+    """Open the page in the learner's browser; say so when none can be opened."""
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(url)
+    except Exception:  # noqa: BLE001 - not opening a browser is not an error: the link is printed
+        opened = False
+    if not opened:
+        say("Could not open a browser: open the link above yourself.")
+
+
+def _warm(server: LessonServer) -> None:
+    """Start the engine in the background so the page's first Check is as quick as the next."""
+    threading.Thread(target=server.bridge.warm, name="attnp-warm", daemon=True).start()

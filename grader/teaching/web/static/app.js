@@ -1,0 +1,533 @@
+// attn-practice serve: the page's own small script (no third-party code).
+// Text from the server is put in with textContent; only the server's own
+// HTML fragments (lessons, reports: escaped there) go through innerHTML.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="attnp-token"]').content;
+const $ = (id) => document.getElementById(id);
+const page = { step: null, version: "", saved: "", dirty: false, busy: false, data: null };
+
+// The token leaves the address bar (the cookie and a header carry it from now on).
+if (location.search.includes("token=")) {
+  history.replaceState(null, "", location.pathname + location.hash);
+}
+
+async function api(path, body) {
+  const opts = { headers: { "X-Attn-Token": TOKEN }, credentials: "same-origin" };
+  if (body !== undefined) {
+    opts.method = "POST";
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, opts);
+  } catch (e) {
+    const error = "The server is not answering: is `attn-practice serve` still running?";
+    notice(error);
+    return { ok: false, status: 0, data: { error } };
+  }
+  let data = {};
+  try { data = await res.json(); } catch (e) { data = { error: "the server sent no JSON" }; }
+  return { ok: res.ok, status: res.status, data };
+}
+
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function notice(text) {
+  const n = $("notice");
+  n.textContent = text;
+  n.hidden = !text;
+}
+
+const MARK = { passed: "✓", failed: "✗", "not started": "·" };
+
+// ------------------------------------------------------------------ sidebar
+async function refreshSummary() {
+  const { ok, data } = await api("/api/summary");
+  if (!ok) return null;
+  const list = $("step-list");
+  list.replaceChildren();
+  for (const s of data.steps) {
+    const a = el("a", { href: "/step/" + s.id, class: "status-" + s.status.replace(" ", "-") });
+    if (s.id === page.step) a.setAttribute("aria-current", "page");
+    a.append(el("span", { class: "mark", "aria-hidden": "true" }, MARK[s.status] || "·"), " ");
+    a.append(el("span", { class: "step-name" }, `${s.number}. ${s.title.split(":")[0]}`));
+    a.append(el("span", { class: "state" }, ` ${s.status}${s.bonus ? " · bonus" : ""}`));
+    const li = el("li");
+    li.append(a);
+    list.append(li);
+  }
+  $("workspace-path").textContent = "Workspace: " + data.workspace;
+  if (data.warnings && data.warnings.length) notice(data.warnings.join(" "));
+  return data;
+}
+
+// ------------------------------------------------------------------ one step
+async function loadStep(id) {
+  const { ok, status, data } = await api("/api/step/" + encodeURIComponent(id));
+  if (!ok) {
+    $("title").textContent = status === 404 ? "No such step" : "Could not load the step";
+    notice(data.error || "");
+    return;
+  }
+  page.step = data.id;
+  page.data = data;
+  document.title = `${data.id}: ${data.title} · attn-practice`;
+  $("title").textContent = `Step ${data.number}: ${data.title}`;
+  $("kind").textContent = (data.bonus ? "bonus step" : "core step") + ` · ${data.status}`;
+  $("lesson-body").innerHTML = data.lesson_html;
+  $("task-body").innerHTML = data.task_html;
+  $("signature").textContent = data.signature;
+  $("filename").textContent = data.file;
+  $("editor-h").textContent = "Your file: " + data.file;
+  $("file-path").textContent = data.path;
+  $("code").setAttribute("aria-label", "Your code: " + data.file);
+  showFile(data.content, data.version, data.file_problem);
+  showHints(data.hints, data.hints_total);
+  showSolution(data.solution);
+}
+
+function showFile(text, version, problem) {
+  const code = $("code");
+  $("file-problem").hidden = !problem;
+  $("file-problem").textContent = problem || "";
+  code.disabled = text === null;
+  code.value = text === null ? "" : text;
+  page.version = version;
+  page.saved = code.value;
+  page.dirty = false;
+  $("conflict").hidden = true;
+  gutter();
+}
+
+function showHints(hints, total) {
+  $("hints").hidden = hints.length === 0;
+  const list = $("hint-list");
+  list.replaceChildren();
+  hints.forEach((h) => { const li = el("li"); li.innerHTML = h; list.append(li); });
+  $("hint").textContent = hints.length < total
+    ? `Reveal a hint (${hints.length} of ${total} shown)` : `All ${total} hints shown`;
+  $("hint").disabled = hints.length >= total;
+}
+
+function showSolution(sol) {
+  $("solution").hidden = !sol;
+  if (!sol) return;
+  $("solution-code").textContent = sol.code;
+  $("solution-note").innerHTML = sol.note_html;
+}
+
+// ------------------------------------------------------------------ the editor
+function gutter() {
+  const n = $("code").value.split("\n").length;
+  // The editor grows with the file (10 to 40 lines visible), so the report stays in sight.
+  $("editor").style.height = `calc(${Math.min(Math.max(n + 2, 10), 40) * 1.4}em + 1.2rem)`;
+  let s = "";
+  for (let i = 1; i <= n; i++) s += i + "\n";
+  $("gutter").textContent = s;
+  $("gutter").scrollTop = $("code").scrollTop;
+}
+
+let leaveOnTab = false;
+function editorKeys(ev) {
+  const ta = ev.target;
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "s") {
+    ev.preventDefault();
+    saveAndCheck();
+    return;
+  }
+  if (ev.key === "Escape") { leaveOnTab = true; return; }
+  if (ev.key === "Tab" && !leaveOnTab && !ev.ctrlKey && !ev.altKey && !ev.metaKey) {
+    ev.preventDefault();
+    const { selectionStart: a, selectionEnd: b, value } = ta;
+    const lineStart = value.lastIndexOf("\n", a - 1) + 1;
+    if (ev.shiftKey || a !== b) {
+      const end = value.indexOf("\n", b - 1 < a ? b : b - 1);
+      const stop = end === -1 ? value.length : end;
+      const lines = value.slice(lineStart, stop).split("\n");
+      const changed = lines.map((l) => ev.shiftKey ? l.replace(/^ {1,4}/, "") : "    " + l);
+      ta.setRangeText(changed.join("\n"), lineStart, stop, "select");
+    } else {
+      ta.setRangeText("    ", a, b, "end");
+    }
+    edited();
+    return;
+  }
+  leaveOnTab = false;
+  if (ev.key === "Enter" && !ev.shiftKey) {
+    const { selectionStart: a, value } = ta;
+    const lineStart = value.lastIndexOf("\n", a - 1) + 1;
+    const indent = value.slice(lineStart, a).match(/^[ \t]*/)[0];
+    const extra = /:\s*$/.test(value.slice(lineStart, a)) ? "    " : "";
+    ev.preventDefault();
+    ta.setRangeText("\n" + indent + extra, a, ta.selectionEnd, "end");
+    edited();
+  }
+}
+
+function edited() {
+  page.dirty = $("code").value !== page.saved;
+  $("save-status").textContent = page.dirty ? "Unsaved changes" : "";
+  gutter();
+}
+
+// ------------------------------------------------------------------ save, check
+function save(force) {
+  page.saving = doSave(force).finally(() => { page.saving = null; });
+  return page.saving;
+}
+
+async function doSave(force) {
+  if ($("code").disabled) {  // a file the page cannot edit (not UTF-8, too big, a link out): never overwritten
+    $("save-status").textContent = "Not saved: this file can only be edited in your own editor.";
+    return false;
+  }
+  const content = $("code").value;
+  const { ok, status, data } = await api(`/api/step/${page.step}/save`,
+    { content, base: page.version, force: !!force });
+  if (status === 409) {
+    conflict(data.disk_content, data.disk_version, data.error);
+    return false;
+  }
+  if (!ok) { $("save-status").textContent = "Not saved: " + (data.error || status); return false; }
+  page.version = data.version;
+  page.saved = content;
+  page.dirty = $("code").value !== page.saved;
+  $("conflict").hidden = true;
+  $("save-status").textContent = force ? "Saved yours; the version on disk was backed up in backups/." : "Saved.";
+  return true;
+}
+
+function conflict(diskText, diskVersion, why) {
+  page.disk = { text: diskText, version: diskVersion };
+  $("conflict-text").textContent = (why || `${page.data.file} changed on disk.`) +
+    " It was changed outside this page (another editor?). Load that version, or keep yours " +
+    "(the version on disk is then backed up in backups/, never lost).";
+  $("conflict").hidden = false;
+  $("conflict-reload").focus();
+}
+
+async function check() {
+  if (page.busy) return;
+  page.busy = true;
+  $("check").disabled = true;
+  checking();
+  try {
+    const { ok, data } = await api(`/api/step/${page.step}/check`, {});
+    if (ok) showReport(data); else $("report-body").textContent = data.error || "The check failed to run.";
+  } finally {
+    page.busy = false;
+    $("check").disabled = false;
+    $("report").setAttribute("aria-busy", "false");
+  }
+}
+
+function checking() {
+  $("report").setAttribute("aria-busy", "true");
+  $("report-body").replaceChildren(el("p", { class: "dim", id: "checking" }, `Checking ${page.data.file}…`));
+}
+
+async function saveAndCheck() {
+  if (!$("code").disabled && (page.dirty || !page.version)) { if (!(await save(false))) return; }
+  await check();
+}
+
+function showReport(r) {
+  if (r.step !== page.step) { refreshSummary(); return; }
+  $("report").setAttribute("aria-busy", "false");
+  $("report-body").innerHTML = r.html;
+  $("report-body").dataset.status = r.status;
+  refreshSummary();
+  if (r.passed) {
+    api("/api/step/" + page.step).then(({ ok, data }) => {
+      if (!ok) return;
+      showSolution(data.solution);
+      $("kind").textContent = (data.bonus ? "bonus step" : "core step") + ` · ${data.status}`;
+    });
+    loadWidgets();
+  }
+}
+
+// ------------------------------------------------------------------ events from the server
+function listen() {
+  const es = new EventSource("/api/events");
+  es.addEventListener("open", () => { if ($("notice").dataset.lost) { notice(""); delete $("notice").dataset.lost; } });
+  es.addEventListener("error", () => {
+    notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+    $("notice").dataset.lost = "1";
+  });
+  es.addEventListener("file-changed", async (ev) => {
+    const d = JSON.parse(ev.data);
+    if (page.saving) await page.saving;  // our own save's echo may arrive before its answer
+    if (d.step !== page.step || d.version === page.version) return;
+    const { ok, data } = await api("/api/step/" + page.step);
+    if (!ok || data.version === page.version) return;
+    if (page.dirty) {
+      conflict(data.content, data.version);
+    } else {
+      showFile(data.content, data.version, data.file_problem);
+      notice(`${data.file} was changed outside this page; reloaded it and checking it again.`);
+    }
+  });
+  es.addEventListener("checking", (ev) => {
+    const d = JSON.parse(ev.data);
+    if (d.step === page.step && d.origin === "disk") checking();
+  });
+  es.addEventListener("check", (ev) => {
+    const d = JSON.parse(ev.data);
+    if (d.origin === "disk" || !page.busy) showReport(d);
+    else refreshSummary();
+  });
+}
+
+// ------------------------------------------------------------------ widgets
+function bars(container, labels, values, opts) {
+  container.replaceChildren();
+  const max = (opts && opts.max) || 1;
+  const ul = el("ul", { class: "bar-list", "aria-label": (opts && opts.label) || "weights" });
+  labels.forEach((label, i) => {
+    const v = values[i];
+    const li = el("li");
+    li.append(el("span", { class: "bar-label" }, label));
+    const track = el("span", { class: "bar-track", "aria-hidden": "true" });
+    const bar = el("span", { class: "bar" });
+    bar.style.width = Math.max(0, Math.min(100, (100 * v) / max)).toFixed(1) + "%";
+    track.append(bar);
+    li.append(track, el("span", { class: "bar-value" }, v.toFixed(3)));
+    ul.append(li);
+  });
+  container.append(ul);
+}
+
+let heat = null;
+async function loadHeatmap() {
+  const { ok, data } = await api("/api/widget/heatmap");
+  if (!ok) return;
+  heat = data;
+  $("heatmap-source").textContent = data.label;
+  $("heatmap-sentence").textContent = "“" + data.sentence + "”";
+  const t = $("heatmap");
+  t.replaceChildren();
+  t.append(el("caption", { class: "sr" }, "Attention weights: rows are queries, columns are keys"));
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, "query ↓ key →"));
+  data.tokens.forEach((tok) => head.append(el("th", { scope: "col" }, tok)));
+  const thead = el("thead"); thead.append(head); t.append(thead);
+  const tbody = el("tbody");
+  data.weights.forEach((row, i) => {
+    const tr = el("tr", { "data-row": String(i) });
+    const th = el("th", { scope: "row" });
+    const b = el("button", { type: "button", class: "row-button", "data-token": data.tokens[i],
+      "aria-label": `show where "${data.tokens[i]}" looks` }, data.tokens[i]);
+    b.addEventListener("click", () => selectRow(i));
+    b.addEventListener("keydown", (ev) => {
+      const d = ev.key === "ArrowDown" ? 1 : ev.key === "ArrowUp" ? -1 : 0;
+      if (!d) return;
+      ev.preventDefault();
+      const j = (i + d + data.tokens.length) % data.tokens.length;
+      selectRow(j);
+      tbody.querySelectorAll(".row-button")[j].focus();
+    });
+    th.append(b); tr.append(th);
+    row.forEach((w, j) => {
+      const td = el("td", { title: `${data.tokens[i]} → ${data.tokens[j]}: ${w.toFixed(3)}` },
+        w >= 0.005 ? w.toFixed(2).replace(/^0/, "") : "");
+      td.style.setProperty("--w", String(w));
+      if (w >= 0.3) td.classList.add("hot");
+      tr.append(td);
+    });
+    tbody.append(tr);
+  });
+  t.append(tbody);
+  selectRow(Math.max(0, data.tokens.indexOf("it")));
+}
+
+function selectRow(i) {
+  if (!heat) return;
+  document.querySelectorAll("#heatmap tr.selected").forEach((r) => r.classList.remove("selected"));
+  document.querySelectorAll("#heatmap .row-button").forEach((b, j) => b.setAttribute("aria-pressed", String(j === i)));
+  const tr = document.querySelector(`#heatmap tr[data-row="${i}"]`);
+  if (tr) tr.classList.add("selected");
+  const box = $("heatmap-bars");
+  const w = heat.weights[i];
+  const top = w.indexOf(Math.max(...w));
+  box.replaceChildren(el("p", { id: "heatmap-summary" },
+    `“${heat.tokens[i]}” puts the most weight on “${heat.tokens[top]}” (${w[top].toFixed(2)}).`));
+  const holder = el("div");
+  box.append(holder);
+  bars(holder, heat.tokens, w, { label: `weights of "${heat.tokens[i]}"` });
+  box.dataset.row = heat.tokens[i];
+}
+
+const Q0 = [1, 0, 1, 0];
+let exampleSeq = 0, exampleInFlight = false, exampleAgain = false;
+function buildSliders() {
+  const box = $("q-sliders");
+  box.replaceChildren();
+  Q0.forEach((v, i) => {
+    const id = "q" + i;
+    const wrap = el("div", { class: "slider" });
+    const label = el("label", { for: id }, `q[${i}] = `);
+    const out = el("output", { id: id + "-value", for: id }, v.toFixed(1));
+    label.append(out);
+    const input = el("input", { id, type: "range", min: "-3", max: "3", step: "0.1", value: String(v),
+      "aria-valuetext": `q[${i}] = ${v.toFixed(1)}` });
+    input.addEventListener("input", () => {
+      out.textContent = Number(input.value).toFixed(1);
+      input.setAttribute("aria-valuetext", `q[${i}] = ${Number(input.value).toFixed(1)}`);
+      updateExample();
+    });
+    wrap.append(label, input);
+    box.append(wrap);
+  });
+}
+
+async function updateExample() {
+  if (exampleInFlight) { exampleAgain = true; return; }  // one request at a time, the latest wins
+  exampleInFlight = true;
+  const q = Q0.map((_, i) => $("q" + i).value).join(",");
+  const params = new URLSearchParams({ q, keys: $("keys-input").value, values: $("values-input").value });
+  const seq = ++exampleSeq;
+  const t0 = performance.now();
+  try {
+    const { ok, data } = await api("/api/widget/example?" + params);
+    if (seq !== exampleSeq) return;
+    $("example-error").hidden = ok;
+    if (!ok) { $("example-error").textContent = data.error; return; }
+    renderExample(data, performance.now() - t0);
+  } finally {
+    exampleInFlight = false;
+    if (exampleAgain) { exampleAgain = false; updateExample(); }
+  }
+}
+
+function fmt(xs) { return "[" + xs.map((x) => Number(x.toFixed(3)).toString()).join(", ") + "]"; }
+
+function renderExample(d, ms) {
+  $("example-source").textContent = d.label;
+  const box = $("example-stages");
+  box.replaceChildren();
+  const table = el("table", { class: "stages" });
+  const rows = [
+    ["q", fmt(d.q)], ["1 scores = q · kᵢ", fmt(d.scores)],
+    [`2 scaled = scores / √${d.d_k}`, fmt(d.scaled)], ["3 weights = softmax(scaled)", fmt(d.weights)],
+    ["4 output = Σ weightᵢ · vᵢ", fmt(d.output)],
+  ];
+  for (const [k, v] of rows) {
+    const tr = el("tr");
+    tr.append(el("th", { scope: "row" }, k), el("td", { class: "num", "data-stage": k.split(" ")[1] || k }, v));
+    table.append(tr);
+  }
+  box.append(table);
+  const holder = el("div");
+  box.append(holder);
+  bars(holder, d.weights.map((_, i) => "key " + (i + 1)), d.weights, { label: "weights per key" });
+  $("example-timing").textContent = `server ${d.server_ms.toFixed(1)} ms · round trip ${ms.toFixed(0)} ms`;
+}
+
+async function updateScale() {
+  const e = Number($("dk").value);
+  const dk = 2 ** e;
+  $("dk-value").textContent = String(dk);
+  $("dk").setAttribute("aria-valuetext", `d_k = ${dk}`);
+  const { ok, data } = await api("/api/widget/scale?d_k=" + dk);
+  if (!ok || Number($("dk").value) !== e) return;
+  $("scale-source").textContent = data.label;
+  const box = $("scale-out");
+  box.replaceChildren();
+  const t = el("table", { class: "stages" });
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, `d_k = ${data.d_k}`), el("th", { scope: "col" }, "not scaled"),
+    el("th", { scope: "col" }, "divided by √d_k"));
+  t.append(head);
+  for (const [label, a, b] of [["spread of q·k (std)", data.spread_raw, data.spread_scaled],
+    [`largest softmax weight (mean of ${data.trials}, ${data.keys} keys)`, data.max_weight_raw, data.max_weight_scaled]]) {
+    const tr = el("tr");
+    tr.append(el("th", { scope: "row" }, label), el("td", { class: "num" }, a.toFixed(3)),
+      el("td", { class: "num" }, b.toFixed(3)));
+    t.append(tr);
+  }
+  box.append(t);
+  const two = el("div", { class: "two" });
+  const left = el("div"), right = el("div");
+  left.append(el("p", { class: "small" }, "one query, not scaled"));
+  right.append(el("p", { class: "small" }, "the same query, divided by √d_k"));
+  const lb = el("div"), rb = el("div");
+  left.append(lb); right.append(rb);
+  two.append(left, right);
+  box.append(two);
+  const names = data.example_raw.map((_, i) => "key " + (i + 1));
+  bars(lb, names, data.example_raw, { label: "weights, not scaled" });
+  bars(rb, names, data.example_scaled, { label: "weights, scaled" });
+  box.dataset.dk = String(data.d_k);
+}
+
+function loadWidgets() {
+  loadHeatmap();
+  updateExample();
+  updateScale();
+}
+
+// ------------------------------------------------------------------ start
+async function main() {
+  const code = $("code");
+  code.addEventListener("keydown", editorKeys);
+  code.addEventListener("input", edited);
+  code.addEventListener("scroll", () => { $("gutter").scrollTop = code.scrollTop; });
+  $("save").addEventListener("click", async () => { if (await save(false)) check(); });
+  $("check").addEventListener("click", saveAndCheck);
+  $("hint").addEventListener("click", async () => {
+    const { ok, data } = await api(`/api/step/${page.step}/hint`, {});
+    if (ok) { showHints(data.hints, data.hints_total); refreshSummary(); }
+  });
+  $("reset").addEventListener("click", () => {
+    $("reset-q").textContent = `Replace ${page.data.file} with a fresh stub? Your version is backed up in backups/ first.`;
+    $("reset-confirm").hidden = false;
+    $("reset-no").focus();
+  });
+  $("reset-no").addEventListener("click", () => { $("reset-confirm").hidden = true; $("reset").focus(); });
+  $("reset-yes").addEventListener("click", async () => {
+    const { ok, data } = await api(`/api/step/${page.step}/reset`, {});
+    $("reset-confirm").hidden = true;
+    if (!ok) { notice(data.error); return; }
+    showFile(data.content, data.version, "");
+    notice(data.link ? `Replaced the link (to ${data.link}) with a fresh stub; the file it pointed to is untouched.`
+      : data.backup ? `Restored the stub; your previous version is in ${data.backup}.` : "Restored the stub.");
+    refreshSummary();
+  });
+  $("conflict-reload").addEventListener("click", () => {
+    showFile(page.disk.text, page.disk.version, page.disk.text === null ? "The file is gone or unreadable." : "");
+    notice("Loaded the version on disk.");
+  });
+  $("conflict-keep").addEventListener("click", async () => {
+    // base stays the version this page loaded: the server backs the disk's version up, then writes
+    if (await save(true)) check();
+  });
+  $("menu").addEventListener("click", () => {
+    const open = $("menu").getAttribute("aria-expanded") !== "true";
+    $("menu").setAttribute("aria-expanded", String(open));
+    document.body.classList.toggle("menu-open", open);
+  });
+  $("dk").addEventListener("input", updateScale);
+  $("example-apply").addEventListener("click", updateExample);
+  window.addEventListener("beforeunload", (ev) => { if (page.dirty) { ev.preventDefault(); ev.returnValue = ""; } });
+  buildSliders();
+  const m = location.pathname.match(/^\/step\/([^/]+)$/);
+  const summary = await refreshSummary();
+  const id = m ? decodeURIComponent(m[1]) : (summary && (summary.current || summary.steps[0].id));
+  await loadStep(id);
+  await refreshSummary();
+  listen();
+  loadWidgets();
+  document.body.dataset.ready = "true";
+}
+
+main();
