@@ -69,4 +69,27 @@ class CheckOutcome:
     blame: dict[str, Blame] = field(default_factory=dict)
 
 
-__all__ = ["Blame", "CheckOutcome", "Row", "Why"]
+def fmt(a: np.ndarray | None, places: int = 3) -> str:
+    """Short numbers for a row, on any screen (terminal or page): [0.506, 0.186, 0.307] (a single query row is shown flat)."""
+    if a is None:
+        return "—"
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 2 and a.shape[0] == 1:
+        a = a[0]
+
+    def one(x: float) -> str:
+        text = f"{x:.{places}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+
+    if a.size > 12:
+        return f"<shape {a.shape}>"
+    if a.ndim > 1:
+        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
+    if a.ndim == 0:  # a learner's function that returned a single number
+        return one(float(a))
+    return "[" + ", ".join(one(x) for x in a) + "]"
+
+
+__all__ = ["Blame", "CheckOutcome", "Row", "Why", "fmt"]

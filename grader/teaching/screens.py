@@ -18,7 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -30,7 +29,7 @@ from attn_practice.grader.catalog import Exercise, load_catalog, resolve_step
 from attn_practice.grader.reports._text import clean
 from attn_practice.grader.reports.terminal import hanging, render_step
 from attn_practice.grader.results import Status, StepResult
-from attn_practice.grader.teaching.outcome import Row, Why
+from attn_practice.grader.teaching.outcome import Row, Why, fmt
 from attn_practice.grader.teaching.workspace import Progress, stale_steps
 
 if TYPE_CHECKING:
@@ -297,29 +296,6 @@ def _render_missing(console: Console, s: StepResult) -> None:
 
 
 # ------------------------------------------------------------------ worked example
-def fmt(a: np.ndarray | None, places: int = 3) -> str:
-    """Short numbers: [0.506, 0.186, 0.307] (a single query row is shown flat)."""
-    if a is None:
-        return "—"
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 2 and a.shape[0] == 1:
-        a = a[0]
-
-    def one(x: float) -> str:
-        text = f"{x:.{places}f}"
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return "0" if text in ("-0", "") else text
-
-    if a.size > 12:
-        return f"<shape {a.shape}>"
-    if a.ndim > 1:
-        return "[" + ", ".join(fmt(r, places) for r in a) + "]"
-    if a.ndim == 0:  # a learner's function that returned a single number
-        return one(float(a))
-    return "[" + ", ".join(one(x) for x in a) + "]"
-
-
 def _mark(r: Row) -> Text:
     if r.ok:
         return Text("✓", style="green")

@@ -248,24 +248,6 @@ class Bridge:
         """Check one step as `attn-practice check STEP` does; the report as HTML."""
         from attn_practice.grader.engine.engine import Engine
         from attn_practice.grader.teaching.practice import check_options, run_check
-        from attn_practice.grader.teaching.worked_example import (
-            worked_example_rows,
-            worked_example_steps,
-        )
-
-        rows: list[Any] = []
-
-        def collect(outcome: Any) -> None:
-            carried = getattr(outcome, "worked_example", None)
-            if carried is not None:
-                rows.extend(carried)
-                return
-            steps = worked_example_steps(outcome)
-            if steps and outcome.launcher is not None:
-                try:
-                    rows.extend(worked_example_rows(self.ws.root, outcome.launcher, steps=steps))
-                except Exception:  # noqa: BLE001 - a teaching aid must never break a check
-                    pass
 
         with self._check_lock:
             self.checking = ex.id
@@ -275,7 +257,7 @@ class Bridge:
                 if self._engine is None:
                     self._engine = Engine(check_options(state, [ex]))
                 try:
-                    outcome = run_check(self.ws, [ex], state, engine=self._engine, then=collect)
+                    outcome = run_check(self.ws, [ex], state, engine=self._engine)
                 except BaseException:
                     self._close_engine()
                     raise
@@ -283,9 +265,9 @@ class Bridge:
                 self.checking = None
         result = outcome.report.steps[0]
         st = outcome.state.step(ex.id)
-        html = render.step_html(result, root=str(self.ws.root)) + render.worked_example_html(rows) + render.next_html(
+        html = render.step_html(result, root=str(self.ws.root)) + render.worked_example_html(list(outcome.worked_example)) + render.next_html(
             result, hints_used=st.hints, hints_total=outcome.hints_total.get(ex.id, 0),
-            next_step=outcome.next_step, other_step=self._other_step_in_traceback(result))
+            next_step=outcome.next_step, other_step=self._blamed_step(outcome, ex.id))
         for w in outcome.warnings:
             html += f'<p class="warning">warning: {render.esc(w)}</p>'
         return {"step": ex.id, "status": result.status.value, "passed": result.passed,
@@ -294,18 +276,10 @@ class Bridge:
                 "next": outcome.next_step.id if outcome.next_step else None,
                 "seconds": round(time.perf_counter() - t0, 3)}
 
-    def _other_step_in_traceback(self, step: Any) -> Exercise | None:
-        """The earlier step whose file the first failure's traceback ends in (fix that one first)."""
-        import re
-
-        for t in step.tests:
-            if t.failure is None or not t.failure.traceback:
-                continue
-            files = [os.path.basename(f) for f in re.findall(r'File "([^"]+)"', t.failure.traceback)]
-            if files and files[-1] != step.file:
-                return next((e for e in self.catalog if e.file == files[-1]), None)
-            return None
-        return None
+    def _blamed_step(self, outcome: Any, step_id: str) -> Exercise | None:
+        """The earlier step the check blames for this one's failure (fix that one first)."""
+        blamed = outcome.blame.get(step_id)
+        return next((e for e in self.catalog if e.id == blamed.cause), None) if blamed else None
 
     def warm(self) -> None:
         """Start the engine (pytest, Hypothesis, the sandbox zygote) before the first Check."""

@@ -226,7 +226,7 @@ def step_html(step: StepResult, *, verbose: bool = False, root: str = "") -> str
 
 
 def _num(a: Any) -> str:
-    from attn_practice.grader.teaching.worked_example import fmt
+    from attn_practice.grader.teaching.outcome import fmt
 
     return fmt(a)
 
