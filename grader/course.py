@@ -8,6 +8,7 @@ Example:
     max_examples: 60
     shrink: true                 # report Hypothesis-shrunk failing inputs (slower; default false)
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
+    secret_env: MY_COURSE_SECRET     # grade's examples come from this env variable's secret
 
 Errors name the file, the key and the line.
 """
@@ -22,8 +23,9 @@ from typing import Any
 import yaml
 
 from attn_practice.grader.catalog import Exercise, UnknownStep, load_catalog, resolve_step
+from attn_practice.grader.engine.secret import DEFAULT_ENV, ENV_NAME
 
-KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name"}
+KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name", "secret_env"}
 
 
 class CourseError(ValueError):
@@ -40,6 +42,8 @@ class Course:
     shrink: bool = False  # grade reports the smallest failing recorded input unless asked to shrink
     extra_suites: tuple[Path, ...] = ()
     fingerprint: str = ""
+    #: the environment variable holding grade's examples' secret (CONTRACT 4.3)
+    secret_env: str = DEFAULT_ENV
 
 
 def load_course(path: Path) -> Course:
@@ -82,6 +86,10 @@ def load_course(path: Path) -> Course:
     shrink = data.get("shrink", False)
     if not isinstance(shrink, bool):
         raise fail("shrink", f"expected true or false, got {shrink!r}")
+    secret_env = data.get("secret_env", DEFAULT_ENV)
+    if not isinstance(secret_env, str) or not ENV_NAME.fullmatch(secret_env):
+        raise fail("secret_env", f"expected the name of an environment variable (letters, digits, _), "
+                                 f"got {secret_env!r}")
     suites: list[Path] = []
     for entry in data.get("extra_suites") or []:
         p = (path.parent / str(entry)).resolve()
@@ -89,7 +97,8 @@ def load_course(path: Path) -> Course:
             raise fail("extra_suites", f"{entry} does not exist (looked in {p})")
         suites.append(p)
     return Course(path=path, steps=steps, points=points, timeouts=timeouts, max_examples=max_examples,
-                  shrink=shrink, extra_suites=tuple(suites), fingerprint=_fingerprint(text, suites))
+                  shrink=shrink, extra_suites=tuple(suites), fingerprint=_fingerprint(text, suites),
+                  secret_env=secret_env)
 
 
 def _step_numbers(data: dict[str, Any], key: str, fail: Any) -> dict[str, float]:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from attn_practice.grader.catalog import Exercise, resolve_step
-from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits
+from attn_practice.grader.sandbox.launcher import Launcher
+from attn_practice.grader.sandbox.learner import Learner, LearnerError, Limits
 from attn_practice.reference import attention as reference
 
 if TYPE_CHECKING:
