@@ -4,7 +4,8 @@ Its own module because it needs both the engine (to run the suites) and the
 replay (to store what they drew), which must not import each other. Batch
 grading calls `warm` before starting its workers, so each replays instead
 of running Hypothesis. `python -m attn_practice.grader.engine.warm` does it
-by hand (the public examples; `grade`'s secret ones are recorded on first use).
+by hand: the public examples `check` uses, and those `grade` draws from this
+installation's secret (or $ATTN_PRACTICE_SECRET).
 """
 
 from __future__ import annotations
@@ -41,4 +42,7 @@ def warm(max_examples: int | None = None, step_ids: Sequence[str] | None = None,
 
 
 if __name__ == "__main__":
-    warm()
+    from attn_practice.grader.engine.secret import grading_secret
+
+    warm()  # check's public examples
+    warm(secret=grading_secret())  # grade's, under the default course's secret
