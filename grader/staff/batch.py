@@ -88,11 +88,15 @@ def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: st
                files: dict[str, bytes] | None = None) -> GradeReport:
     """Grade one submission on a warm engine, leaving the engine fit for the next (CONTRACT 4.4).
 
-    A report with a step the grader failed on (its sandbox could not start...)
-    is graded once more on a fresh fork server; whatever happens, the fork
-    server is checked afterwards and rebuilt when the submission changed it.
-    Never raises for the submission's sake: the worst is a report with `error`.
+    The fork server is checked before (a poisoned one makes an honest step
+    look like the learner's fault: "ran out of memory while being imported")
+    and after, and rebuilt whenever it is not as it started. A report with a
+    step the grader failed on (its sandbox could not start...) is graded once
+    more on a fresh one. Never raises for the submission's sake: the worst is
+    a report with `error`.
     """
+    if engine.launcher.check():
+        engine.launcher.refresh()
     try:
         steps = [resolve_step(s) for s in step_ids]
         report = engine.grade(path, steps, label=label, files=files)
