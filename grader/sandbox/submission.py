@@ -167,6 +167,26 @@ def _is_package(entry: Entry) -> bool:
         return False
 
 
+def top_level_entry(root: str | os.PathLike[str], name: str) -> Entry | None:
+    """The entry for one top-level name (no walk), or None if absent or not a plain name."""
+    if not name or "/" in name or name in (".", ".."):
+        return None
+    path = os.path.join(os.fspath(root), name)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        kind = EntryKind.SYMLINK
+    elif stat.S_ISDIR(st.st_mode):
+        kind = EntryKind.DIR
+    elif stat.S_ISREG(st.st_mode):
+        kind = EntryKind.FILE
+    else:
+        kind = EntryKind.OTHER
+    return Entry(name, path, kind, st.st_size if kind is EntryKind.FILE else 0, 0)
+
+
 def importable(entry: Entry) -> bool:
     """Whether the sandbox gets this entry: a `.py` regular file at the top or inside a package."""
     return entry.kind is EntryKind.FILE and entry.name.endswith(".py") and not entry.name.startswith(".")
@@ -179,9 +199,10 @@ def sandbox_files(root: str | os.PathLike[str], first: Sequence[str] = ()) -> di
     step being graded must never be crowded out by a pile of helpers).
     """
     listing = walk(root, descend=_is_package, max_depth=PACKAGE_DEPTH)
-    wanted = [e for e in listing.entries if importable(e)]
-    order = {name: i for i, name in enumerate(first)}
-    wanted.sort(key=lambda e: (order.get(e.rel, len(order)), e.depth))  # stable: walk order otherwise
+    # The named files come first, looked up by name: a folder too full to list
+    # whole must not hide the step being graded.
+    named = [e for e in map(lambda n: top_level_entry(root, n), first) if e is not None and importable(e)]
+    wanted = named + [e for e in listing.entries if importable(e) and e.rel not in first]
     out: dict[str, bytes] = {}
     budget = MAX_COPY_BYTES
     for entry in wanted:
@@ -272,8 +293,10 @@ def _file_digest(path: str) -> str:
 
 # ------------------------------------------------------------ a remote worker's view
 def remote_payload(root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FILE_BYTES,
-                   max_total_bytes: int = MAX_TOTAL_BYTES) -> dict[str, Any]:
+                   max_total_bytes: int = MAX_TOTAL_BYTES, first: Sequence[str] = ()) -> dict[str, Any]:
     """`{"files": {rel: bytes}, "skipped": [rel...], "special": {rel: kind}, "incomplete": str}`.
+
+    `first`: top-level names (the step files) shipped whatever the walk saw.
 
     Regular files outside SKIP_DIRS, each at most `max_file_bytes` and
     `max_total_bytes` in all (the rest listed in `skipped`). Entries that are
@@ -281,11 +304,16 @@ def remote_payload(root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FI
     link / a directory"), so their kind travels too, never a link's target.
     """
     listing = walk(root, descend=lambda e: e.name not in SKIP_DIRS)
+    named = [e for e in map(lambda n: top_level_entry(root, n), first) if e is not None]
     files: dict[str, bytes] = {}
     skipped: list[str] = []
     special: dict[str, str] = {}
     total = 0
-    for entry in listing.entries:
+    seen: set[str] = set()
+    for entry in named + listing.entries:  # `first` (the step files) even past the walk's bounds
+        if entry.rel in seen:
+            continue
+        seen.add(entry.rel)
         if entry.kind is EntryKind.DIR:
             if entry.name.endswith(".py"):
                 special[entry.rel] = "dir"
@@ -307,4 +335,4 @@ def remote_payload(root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FI
 
 
 __all__ = ["SKIP_DIRS", "Entry", "EntryKind", "Walk", "copy_submission", "digest", "read_regular_file",
-           "remote_payload", "sandbox_files", "walk", "write_files"]
+           "remote_payload", "sandbox_files", "top_level_entry", "walk", "write_files"]

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from attn_practice import __version__
+from attn_practice.grader.catalog import load_catalog
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.sandbox import submission
 
@@ -38,7 +39,9 @@ def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     if not Path(path).is_dir():
         raise NotADirectoryError(f"{path}: not a directory")
-    payload = submission.remote_payload(path, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES)
+    steps = [e.file for e in load_catalog()]
+    payload = submission.remote_payload(path, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES,
+                                        first=steps)
     return {"name": str(path), **payload}
 
 
