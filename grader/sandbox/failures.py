@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.results import Failure, FailureKind
+from attn_practice.grader.sandbox.launcher import Limits
 
 GiB = 1024**3
 
@@ -80,8 +81,13 @@ def stub_line(function: str, params: Sequence[str], signature: str = "") -> str:
 
 
 def load_failure(reply: dict[str, Any], module: str, function: str, params: Sequence[str],
-                 signature: str = "") -> Failure:
-    """Why `module` did not load: syntax, a missing or odd function, exit, import errors."""
+                 signature: str = "", limits: Limits | None = None) -> Failure:
+    """Why `module` did not load: syntax, a missing or odd function, exit, a limit, import errors.
+
+    Code at the top level that loops until something stops it is told which
+    limit did (memory, output, processes; time is the learner's timeout).
+    """
+    limits = limits or Limits()
     kind = reply_kind(reply)
     file = f"{module}.py"
     stub = stub_line(function, params, signature)
@@ -117,7 +123,8 @@ def load_failure(reply: dict[str, Any], module: str, function: str, params: Sequ
                        traceback=str(reply.get("traceback", "")),
                        hint="Remove the exit()/sys.exit() call from the top level of your file.")
     if kind is FailureKind.MEMORY:
-        return Failure(kind=kind, summary=f"{file} ran out of memory while being imported",
+        return Failure(kind=kind, summary=f"{file} ran out of memory while being imported (the memory "
+                                         f"limit is {size_words(limits.memory)})",
                        traceback=str(reply.get("traceback", "")),
                        hint="Code at the top level of your file runs on import: a loop there that keeps "
                             "allocating (or one huge array) hits the memory limit. Keep only imports and "
@@ -130,8 +137,12 @@ def load_failure(reply: dict[str, Any], module: str, function: str, params: Sequ
     if reply.get("exc_type") in ("ImportError", "ModuleNotFoundError"):
         summary = f"{file} could not import something: {reply.get('message')}"
     elif "File too large" in str(reply.get("message", "")):
-        summary = (f"{file} stopped while being imported: it printed (or wrote) more than the "
-                   "output limit allows")
+        summary = (f"{file} was stopped while being imported by the output limit: it printed (or "
+                   f"wrote) more than {size_words(limits.file_size)}")
+    elif reply.get("exc_type") == "BlockingIOError" and "Resource temporarily unavailable" in str(
+            reply.get("message", "")):
+        summary = (f"{file} was stopped while being imported by the process limit: it started more "
+                   f"than {limits.processes} processes")
     return Failure(kind=FailureKind.IMPORT, summary=summary, traceback=str(reply.get("traceback", "")),
                    hint="Code at the top level of your file runs on import; fix the line shown.")
 

@@ -212,7 +212,7 @@ class Learner:
             info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.TIMEOUT,
                 summary=f"timeout: importing {self.module}.py took more than "
-                        f"{self.limits.load_timeout:g} s",
+                        f"{self.limits.load_timeout:g} s (stopped by the time limit on an import)",
                 hint="Code at the top level of your file runs on import: keep only imports "
                      "and definitions there, no loops or input().",
             ))
@@ -237,7 +237,8 @@ class Learner:
             info = LoadInfo(True, line=reply["line"], signature=reply["signature"],
                             imported_steps=reply["imported_steps"])
         else:
-            info = LoadInfo(False, failure=load_failure(reply, self.module, self.function, self.params, self.signature))
+            info = LoadInfo(False, failure=load_failure(reply, self.module, self.function, self.params, self.signature,
+                                                           self.limits))
         self.load_info = info
         return info
 
