@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from attn_practice import __version__
+from attn_practice.cli import cli
 from attn_practice.grader import results
 from attn_practice.grader.course import default_course, load_course
 from attn_practice.grader.results import (
@@ -208,3 +211,62 @@ def test_unreadable_file_does_not_crash(cache, tmp_path):
     (sub / "secret.py").write_text("x")
     (sub / "secret.py").chmod(0)
     assert len(cache.key(sub, **KW)) == 64
+
+
+# ------------------------------------------------------------ end to end: the cache cannot be fooled
+def _grade_cached(sub: Path, cache_dir: Path) -> dict:
+    course = sub.parent / "course-step1.yaml"
+    course.write_text("steps: [step1]\n")
+    result = CliRunner().invoke(cli, ["grade", str(sub), "--course", str(course), "--format", "json",
+                                      "--cache-dir", str(cache_dir)], env={"ATTN_PRACTICE_SECRET": "cache"})
+    assert "Traceback" not in result.output, result.output
+    return json.loads(result.output)
+
+
+SIGNED = ("import numpy as np\nfrom helper import SIGN\n\n\n"
+          "def dot_scores(Q, K):\n    return SIGN * (Q @ np.swapaxes(K, -1, -2))\n")
+
+
+def test_submissions_equal_in_their_first_mib_get_their_own_results(tmp_path):
+    cache_dir = tmp_path / "cache"
+    padding = "#" * (1 << 20) + "\n"
+    scores = []
+    for name, sign in (("right", "+1.0"), ("wrong", "-1.0")):  # same size, same first MiB
+        sub = _submission(tmp_path / name, **{"step1_scores.py": SIGNED.encode(),
+                                              "helper.py": f"{padding}SIGN = {sign}\n".encode()})
+        scores.append(_grade_cached(sub, cache_dir)["score"])
+    assert scores == [1.0, 0.0]
+    assert len(list(cache_dir.rglob("*.json"))) == 2
+
+
+def _stale_pycache(sub: Path, good: str) -> None:
+    """A .pyc of `good` code stamped with the .py's own mtime and size: what Python would load."""
+    import importlib._bootstrap_external as ext
+    import importlib.util
+    import sys
+
+    src = sub / "step1_scores.py"
+    st = src.stat()
+    code = compile(good, str(src), "exec")
+    pyc = Path(importlib.util.cache_from_source(str(src)))
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.write_bytes(ext._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size))
+    assert sys.implementation.cache_tag in pyc.name
+
+
+def test_a_pycache_difference_is_never_served_a_stale_result(tmp_path):
+    cache_dir = tmp_path / "cache"
+    wrong = b"import numpy as np\n\n\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2) + 1\n"
+    good = "import numpy as np\n\n\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2) + 0\n"
+    sub = _submission(tmp_path / "s", **{"step1_scores.py": wrong})
+    first = _grade_cached(sub, cache_dir)
+    assert first["score"] == 0.0
+    # A .pyc of right code that Python itself would load instead of the wrong source: the
+    # sandbox never imports bytecode, and the key sees the change, so it is graded afresh.
+    _stale_pycache(sub, good)
+    again = _grade_cached(sub, cache_dir)
+    assert again["score"] == 0.0
+    assert len(list(cache_dir.rglob("*.json"))) == 2  # a new key: not served the old entry
+    shutil.rmtree(sub / "__pycache__")
+    assert _grade_cached(sub, cache_dir)["score"] == 0.0
+    assert len(list(cache_dir.rglob("*.json"))) == 2  # back to the first key
