@@ -1,8 +1,11 @@
 """The trust boundary: learner code runs here, in forked, locked-down processes.
 
-The launcher (trusted side) starts a fork server, spawns one sandbox per step and
-talks to it through `protocol` (JSON headers and raw number arrays, nothing that
-executes). The server side (`server`, run as its own interpreter) may import only
+The trusted side: `launcher` starts a fork server and spawns one sandbox per step,
+talking to it through `protocol` (JSON headers and raw number arrays, nothing that
+executes); `learner` is what the suites call, `failures` turns replies into a
+learner's messages, `prefetch` batches replayed calls, and `submission` is the one
+walker over a submission's files (what a sandbox, the cache key and a remote
+worker each take from it). The server side (`server`, run as its own interpreter) may import only
 the standard library, NumPy, `protocol` and `paths`: never pytest, Hypothesis,
 the engine or the reference. Nothing above this package is imported from here.
 """
