@@ -127,8 +127,13 @@ def test_printed_output_is_the_failing_calls_not_every_calls(tmp_path):
     output = step["output"]
     assert output.startswith("hello at import\n")
     assert output.count("shapes") == 1, output
-    assert "printed during" in output and "only the first" in output
+    assert "printed during" in output and "only the first failing call" in output
     assert len(output.splitlines()) < 10
+    # The call shown is the one the first failing test reports.
+    first = next(t["failure"] for t in step["tests"] if t["status"] == "failed")
+    shown = output.splitlines()[1].split()  # shapes (a, b) (c, d)
+    q_shape = " ".join(shown[1:]).split(") (")[0] + ")"
+    assert f"Q: shape {q_shape}" in first["details"], (output, first["details"])
 
 
 def test_printed_output_of_one_call_is_bounded(tmp_path):

@@ -98,6 +98,7 @@ class ExampleReplay:
                 if smallest is None:
                     return
                 if not shrink:
+                    _focus_output(funcargs)
                     raise smallest
                 # else: the real run below finds this failure and shrinks it
             except (StepFailure, LearnerError):
@@ -114,6 +115,9 @@ class ExampleReplay:
         seed_test(item.obj, self.secret, item.nodeid)
         try:
             item.obj(**funcargs)
+        except BaseException:
+            _focus_output(funcargs)  # the shrunk example ran last
+            raise
         finally:
             hyp.inner_test = original
         self._forget(key)
@@ -129,7 +133,11 @@ class ExampleReplay:
             raise TypeError(f"{item.nodeid}: async tests are not supported")
         if _is_ours(item):  # an instructor's own test is never run twice
             self._prefetch((item.nodeid, 0), [{}], item.obj, funcargs)
-        item.obj(**funcargs)
+        try:
+            item.obj(**funcargs)
+        except BaseException:
+            _focus_output(funcargs)
+            raise
 
     def _forget(self, key: tuple[str, int]) -> None:
         self.recordings.pop(key, None)
@@ -251,6 +259,13 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
         ctx.failing_inputs.append(best[2])
         del ctx.failing_inputs[:-6]
     return best[1]
+
+
+def _focus_output(funcargs: dict[str, Any]) -> None:
+    """A test failed: its step shows what the learner printed on the reported failing call."""
+    ctx = funcargs.get("step")
+    if isinstance(ctx, StepContext) and ctx.failing_inputs and hasattr(ctx.learner, "focus_output"):
+        ctx.learner.focus_output(ctx.failing_inputs[-1])
 
 
 def _size(v: Any) -> int:

@@ -14,6 +14,8 @@ shared by all steps of a submission.
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -328,7 +330,7 @@ class Learner:
                 kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
         """Turn one sandbox reply into a CallResult, or the LearnerError it deserves."""
         reply = clean_reply(reply)
-        self._collect_output(reply, failed=reply.get("ok") is not True)
+        self._collect_output(reply, failed=reply.get("ok") is not True, key=self._inputs_key(args, kwargs))
         if reply.get("ok") is not True:
             kind = reply_kind(reply)
             if self.quiet and kind is not FailureKind.NOT_IMPLEMENTED:
@@ -418,20 +420,49 @@ class Learner:
         self.sticky = LearnerError(failure, kind=kind)
         raise self.sticky
 
-    def _collect_output(self, reply: dict[str, Any], *, failed: bool) -> None:
+    def _collect_output(self, reply: dict[str, Any], *, failed: bool, key: str) -> None:
         """Keep one call's printed output: the first failing call's, else the first call's.
 
         A `print` in the learner's function runs on every example; the report
-        shows the output of the call it is about, not hundreds of lines.
+        shows the output of the call it is about, not hundreds of lines. A wrong
+        answer is judged after the call returns: `focus_output` picks it then.
         """
         text = reply["output"]
         if not text:
             return
         self._printing_calls += 1
+        self._recent_output[key] = shown = _bounded(text)
+        while len(self._recent_output) > 64:
+            self._recent_output.popitem(last=False)
         if failed and not self._call_output_failed:
-            self._call_output, self._call_output_failed = _bounded(text), True
+            self._call_output, self._call_output_failed = shown, True
         elif not self._call_output:
-            self._call_output = _bounded(text)
+            self._call_output = shown
+
+    def focus_output(self, inputs: Sequence[Any]) -> None:
+        """Show what the call on `inputs` printed (the step's first reported failure's call)."""
+        if self._call_output_failed:
+            return
+        shown = self._recent_output.get(self._inputs_key(tuple(inputs), {}))
+        if shown is not None:
+            self._call_output, self._call_output_failed = shown, True
+
+    def _inputs_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """A digest of a call's inputs, keywords placed in parameter order (as the suites keep them)."""
+        full = list(args)
+        for name in self.params[len(full):]:
+            if name not in kwargs:
+                break
+            full.append(kwargs[name])
+        h = hashlib.sha256()
+        for v in full:
+            if isinstance(v, np.ndarray):
+                h.update(f"{v.dtype.str}{v.shape}".encode())
+                h.update(np.ascontiguousarray(v).tobytes())
+            else:
+                h.update(repr(v).encode())
+            h.update(b"|")
+        return h.hexdigest()
 
     @property
     def output(self) -> list[str]:
@@ -448,6 +479,7 @@ class Learner:
         """Start afresh (a step loaded again) with `value` as its import-time output."""
         self._load_output = "".join(value)
         self._call_output, self._call_output_failed, self._printing_calls = "", False, 0
+        self._recent_output: collections.OrderedDict[str, str] = collections.OrderedDict()
 
     def _note_return(self, returned: str, dtype: str, args: tuple[Any, ...], mutated: list[int]) -> None:
         if returned in ("list", "tuple"):
