@@ -14,8 +14,6 @@ shared by all steps of a submission.
 
 from __future__ import annotations
 
-import collections
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,10 +43,7 @@ from attn_practice.grader.sandbox.launcher import (
     close_sandboxes,
 )
 from attn_practice.grader.sandbox.prefetch import PREFETCH_TIMEOUT, PackedCalls, same_values
-
-#: What a step's report shows of the learner's printed output.
-MAX_SHOWN_OUTPUT = 4000
-MAX_SHOWN_LINES = 40
+from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
 
 
 class Budget:
@@ -234,7 +229,7 @@ class Learner:
                 # The time spent waiting here: loads begun together overlap.
                 self.budget.charge(time.perf_counter() - t0)
         reply = clean_reply(reply)
-        self._load_output += _bounded(reply["output"])
+        self.printed.add_import(reply["output"])
         if reply.get("ok") is True:
             info = LoadInfo(True, line=reply["line"], signature=reply["signature"],
                             imported_steps=reply["imported_steps"])
@@ -330,7 +325,8 @@ class Learner:
                 kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
         """Turn one sandbox reply into a CallResult, or the LearnerError it deserves."""
         reply = clean_reply(reply)
-        self._collect_output(reply, failed=reply.get("ok") is not True, key=self._inputs_key(args, kwargs))
+        self.printed.add_call(reply["output"], failed=reply.get("ok") is not True,
+                              key=inputs_key(self.params, args, kwargs))
         if reply.get("ok") is not True:
             kind = reply_kind(reply)
             if self.quiet and kind is not FailureKind.NOT_IMPLEMENTED:
@@ -420,66 +416,19 @@ class Learner:
         self.sticky = LearnerError(failure, kind=kind)
         raise self.sticky
 
-    def _collect_output(self, reply: dict[str, Any], *, failed: bool, key: str) -> None:
-        """Keep one call's printed output: the first failing call's, else the first call's.
-
-        A `print` in the learner's function runs on every example; the report
-        shows the output of the call it is about, not hundreds of lines. A wrong
-        answer is judged after the call returns: `focus_output` picks it then.
-        """
-        text = reply["output"]
-        if not text:
-            return
-        self._printing_calls += 1
-        self._recent_output[key] = shown = _bounded(text)
-        while len(self._recent_output) > 64:
-            self._recent_output.popitem(last=False)
-        if failed and not self._call_output_failed:
-            self._call_output, self._call_output_failed = shown, True
-        elif not self._call_output:
-            self._call_output = shown
-
     def focus_output(self, inputs: Sequence[Any]) -> None:
         """Show what the call on `inputs` printed (the step's first reported failure's call)."""
-        if self._call_output_failed:
-            return
-        shown = self._recent_output.get(self._inputs_key(tuple(inputs), {}))
-        if shown is not None:
-            self._call_output, self._call_output_failed = shown, True
-
-    def _inputs_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        """A digest of a call's inputs, keywords placed in parameter order (as the suites keep them)."""
-        full = list(args)
-        for name in self.params[len(full):]:
-            if name not in kwargs:
-                break
-            full.append(kwargs[name])
-        h = hashlib.sha256()
-        for v in full:
-            if isinstance(v, np.ndarray):
-                h.update(f"{v.dtype.str}{v.shape}".encode())
-                h.update(np.ascontiguousarray(v).tobytes())
-            else:
-                h.update(repr(v).encode())
-            h.update(b"|")
-        return h.hexdigest()
+        self.printed.focus(inputs_key(self.params, inputs, {}))
 
     @property
     def output(self) -> list[str]:
-        """What the step's report shows of the learner's printing: import time's, then one call's."""
-        parts = [self._load_output, self._call_output]
-        if self._call_output and self._printing_calls > 1:
-            which = "the first failing call" if self._call_output_failed else "the first call"
-            parts.append(f"\n[your function printed during {self._printing_calls} calls; only {which}'s "
-                         "output is shown]\n")
-        return [p for p in parts if p]
+        """What the step's report shows of the learner's printing (see `printed`)."""
+        return self.printed.parts()
 
     @output.setter
     def output(self, value: list[str]) -> None:
         """Start afresh (a step loaded again) with `value` as its import-time output."""
-        self._load_output = "".join(value)
-        self._call_output, self._call_output_failed, self._printing_calls = "", False, 0
-        self._recent_output: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self.printed = PrintedOutput("".join(value))
 
     def _note_return(self, returned: str, dtype: str, args: tuple[Any, ...], mutated: list[int]) -> None:
         if returned in ("list", "tuple"):
@@ -508,16 +457,6 @@ def close_learners(learners: Sequence[Learner]) -> None:
             learner.sandbox = None
     for sandboxes in by_launcher.values():
         close_sandboxes(sandboxes)
-
-
-def _bounded(text: str) -> str:
-    """At most MAX_SHOWN_LINES lines / MAX_SHOWN_OUTPUT characters of printed output."""
-    lines = text.splitlines(keepends=True)
-    shown = "".join(lines[:MAX_SHOWN_LINES])[:MAX_SHOWN_OUTPUT]
-    if len(shown) < len(text):
-        rest = text[len(shown):]
-        shown += f"\n... [{rest.count(chr(10)) + 1} more lines not shown]\n"
-    return shown
 
 
 def _stub_signature(step_id: str, function: str) -> str:
