@@ -123,8 +123,8 @@ def load_failure(reply: dict[str, Any], module: str, function: str, params: Sequ
                        traceback=str(reply.get("traceback", "")),
                        hint="Remove the exit()/sys.exit() call from the top level of your file.")
     if kind is FailureKind.MEMORY:
-        return Failure(kind=kind, summary=f"{file} ran out of memory while being imported (the memory "
-                                         f"limit is {size_words(limits.memory)})",
+        return Failure(kind=kind, summary=f"{file} ran out of memory (MemoryError) while being imported "
+                                         f"(the memory limit is {size_words(limits.memory)})",
                        traceback=str(reply.get("traceback", "")),
                        hint="Code at the top level of your file runs on import: a loop there that keeps "
                             "allocating (or one huge array) hits the memory limit. Keep only imports and "
