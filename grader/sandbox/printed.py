@@ -56,6 +56,7 @@ class PrintedOutput:
         self.at_import = at_import
         self.call = ""  # the one call's output shown
         self.call_failed = False  # `call` is a failing call's
+        self.focused = False  # `call` is the reported failure's (see `focus`)
         self.printing_calls = 0
         self._recent: collections.OrderedDict[str, str] = collections.OrderedDict()
 
@@ -75,12 +76,16 @@ class PrintedOutput:
             self.call = shown
 
     def focus(self, key: str) -> None:
-        """Show the call with inputs `key` (the step's first reported failure), if it printed."""
-        if self.call_failed:
+        """Show the call with inputs `key` (the step's first reported failure), if it printed.
+
+        Wins over a failing call seen on the way: grading runs every recorded
+        example, and reports the smallest failing one, not the first.
+        """
+        if self.focused:
             return
         shown = self._recent.get(key)
         if shown is not None:
-            self.call, self.call_failed = shown, True
+            self.call, self.call_failed, self.focused = shown, True, True
 
     def parts(self) -> list[str]:
         parts = [self.at_import, self.call]
