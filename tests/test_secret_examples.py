@@ -195,3 +195,42 @@ def test_unwritable_data_folder_says_what_to_do(tmp_path, monkeypatch):
     ro.chmod(0o500)
     with pytest.raises(secret_mod.SecretError, match="ATTN_PRACTICE_SECRET"):
         secret_mod.installation_secret(ro / "attn-practice")
+
+
+def test_the_sandbox_cannot_read_the_secret(tmp_path, isolated):
+    """Not from its environment, the grader's /proc/<pid>/environ, or the installation's file."""
+    secret_mod.installation_secret()  # the file exists too
+    file = isolated / "data" / "attn-practice" / secret_mod.SECRET_FILE
+    sub = tmp_path / "peek"
+    sub.mkdir()
+    (sub / "step1_scores.py").write_text(f"""
+import os
+
+found = [os.environ.get("ATTN_PRACTICE_SECRET", "")]
+try:
+    pids = os.listdir("/proc")
+except OSError:
+    pids = [str(os.getppid()), "1"]
+for pid in pids:
+    try:
+        with open(f"/proc/{{pid}}/environ", "rb") as f:
+            found.append(f.read().decode("latin-1"))
+    except OSError:
+        pass
+try:
+    with open({str(file)!r}) as f:
+        found.append(f.read())
+except OSError:
+    pass
+print("PEEK", "|".join(found))
+
+
+def dot_scores(Q, K):
+    return Q @ K.T
+""")
+    code, (report,) = _grade(str(sub), "--course", str(_course(isolated, "[step1]")),
+                             env={"ATTN_PRACTICE_SECRET": "env-secret-value-1234"})
+    output = report["steps"][0]["output"]
+    assert "PEEK" in output, report["steps"][0]["error"]
+    assert "env-secret-value-1234" not in output
+    assert file.read_text().strip() not in output
