@@ -173,8 +173,10 @@ class Learner:
         except (RuntimeError, OSError) as exc:
             self.load_info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.INTERNAL,
-                summary=f"the grader could not start a sandbox for {self.module}.py ({exc})",
-                hint="This is not your fault: please report it to the course staff.",
+                summary=f"the grader could not start a sandbox for {self.module}.py ({str(exc)[:300]}); "
+                        "this is not your fault and says nothing about your code",
+                hint="This is not your fault: grade again, and if it happens again, please report "
+                     "it to the course staff.",
             ))
             return self.load_info
         load_timeout = self._timeout(self.limits.load_timeout)
