@@ -96,6 +96,8 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
             elif kind == "other":
                 os.mkfifo(target)
         report = grade_submission(sub, **grade_kwargs)
+        if report.grader_failed:  # CONTRACT 4.4: once more, on a fresh engine and fork server
+            report = grade_submission(sub, **grade_kwargs)
         return _relabel(report.to_dict(), str(sub), name)
 
 
