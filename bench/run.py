@@ -106,7 +106,7 @@ def main() -> None:
         # One-time cost per machine and grader version: recording the suites' examples
         # (`grade` does it itself before a batch; timed apart so the rate is steady-state).
         cache_env = dict(os.environ, ATTN_PRACTICE_CACHE=str(tmp / "cache" / "results"))
-        warm = timed([sys.executable, "-m", "attn_practice.grader.engine.replay"], env=cache_env)
+        warm = timed([sys.executable, "-m", "attn_practice.grader.engine.warm"], env=cache_env)
         t = timed(cli() + ["grade", *subs, "--format", "csv", "--no-cache", "--jobs", "2"], env=cache_env)
         out["batch"] = {"n": batch_n, "seconds": t, "per_s": batch_n / t, "one_time_warm_s": warm}
         base_n = min(batch_n, 10)

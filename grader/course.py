@@ -9,6 +9,7 @@ Example:
     max_examples: 60
     shrink: true                 # report Hypothesis-shrunk failing inputs (slower; default false)
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
+    secret_env: MY_COURSE_SECRET     # grade's examples come from this env variable's secret
 
 What a course counts (CONTRACT §4.1) is decided here, once, by `Course.apply`:
 every report of one course gets the same counted steps and the same

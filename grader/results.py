@@ -31,6 +31,67 @@ class Status(str, enum.Enum):
         return self.value
 
 
+class FailureKind(str, enum.Enum):
+    """Why one test (or one step's load) failed: the one list of kinds.
+
+    Carried as data from the sandbox's reply to the report, never recovered
+    from message text. A str enum: JSON and every report keep the same
+    strings as before, and `Failure(kind="value")` still works.
+    """
+
+    # the answer was computed but judged wrong
+    SHAPE = "shape"
+    VALUE = "value"
+    PROPERTY = "property"  # a property test (rows sum to 1, ...) failed
+    NONFINITE = "nonfinite"
+    TYPE = "type"  # not an array of numbers (None, a string, ...)
+    TOO_LARGE = "too-large"  # a far larger array than asked for
+    # the learner's code failed while running
+    EXCEPTION = "exception"
+    MEMORY = "memory"
+    RECURSION = "recursion"
+    EXIT = "exit"  # SystemExit / exit() instead of returning
+    INTERRUPT = "interrupt"
+    NOT_IMPLEMENTED = "not-implemented"  # still the stub
+    TIMEOUT = "timeout"
+    CRASH = "crash"  # the sandbox process died (signal, os._exit, broken socket)
+    # the step file could not be used
+    FILE = "file"  # missing, a link, a directory, not UTF-8, too large
+    SYNTAX = "syntax"
+    IMPORT = "import"
+    MISSING_FUNCTION = "missing-function"
+    NOT_CALLABLE = "not-callable"
+    SIGNATURE = "signature"
+    LOAD = "load"  # a call on a module that did not load (the load's own failure says why)
+    # not the learner's doing (CONTRACT 4.4): never cached
+    INTERNAL = "internal"
+    PENDING = "pending"  # a failure whose message is built later (quiet mode)
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:  # equal to its string, so it hashes like one (sets, dict keys)
+        return str.__hash__(self.value)
+
+    @property
+    def status(self) -> Status:
+        """The test status this kind of failure gives (CONTRACT 4's status strings)."""
+        if self is FailureKind.TIMEOUT:
+            return Status.TIMEOUT
+        if self in _ERROR_KINDS:
+            return Status.ERROR
+        return Status.FAILED
+
+    @property
+    def grader_fault(self) -> bool:
+        """The grader failed, not the learner: retried once, never cached (CONTRACT 4.4)."""
+        return self is FailureKind.INTERNAL
+
+
+#: Kinds that stop a test before it can judge an answer: reported as `error`.
+_ERROR_KINDS = frozenset({FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY, FailureKind.INTERNAL})
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """A known mistake that explains the learner's output (CONTRACT §3 ids)."""
@@ -49,12 +110,16 @@ class Failure:
     arrays, and may contain learner text (printed output, exception messages).
     """
 
-    kind: str  # shape | value | property | exception | timeout | crash | type | nonfinite
+    kind: FailureKind  # a plain string of one of its values is accepted (and converted)
     summary: str  # one sentence a learner can act on
     details: str = ""  # inputs, expected vs got, worst element, tolerances
     repro: str = ""  # one line of Python that reproduces the call
     traceback: str = ""  # the learner's own frames only
     hint: str = ""  # what to do next
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, FailureKind):
+            object.__setattr__(self, "kind", FailureKind(self.kind))  # ValueError for an unknown kind
 
 
 class CarriesFailure:
@@ -146,6 +211,12 @@ class GradeReport:
         """Every counted step passed (an uncounted bonus step never costs a pass)."""
         return not self.error and all(s.passed for s in self.steps if s.counted)
 
+    @property
+    def grader_failed(self) -> bool:
+        """Some step's outcome is the grader's own failure, not a verdict (CONTRACT 4.4)."""
+        return any(t.failure is not None and t.failure.kind.grader_fault
+                   for s in self.steps for t in s.tests)
+
     def step(self, step_id: str) -> StepResult:
         for s in self.steps:
             if s.id == step_id:
@@ -215,7 +286,7 @@ def _test_to_dict(t: TestResult) -> dict[str, Any]:
         "duration": round(t.duration, 3),
     }
     if t.failure is not None:
-        out["failure"] = asdict(t.failure)
+        out["failure"] = {**asdict(t.failure), "kind": t.failure.kind.value}
     return out
 
 

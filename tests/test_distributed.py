@@ -154,3 +154,24 @@ def test_grade_on_local_cluster_end_to_end(tmp_path):
         assert [(s.id, s.status, s.score, s.diagnosis_ids) for s in got[i].steps] == [
             (s.id, s.status, s.score, s.diagnosis_ids) for s in local.steps
         ]
+
+
+def test_a_grader_failure_on_a_worker_is_graded_once_more(tmp_path, monkeypatch):
+    from attn_practice.grader.results import Failure, TestResult
+
+    calls = []
+
+    def grade_submission(path, *, steps=None, options=None):
+        calls.append(path)
+        failure = Failure(kind="internal", summary="the grader could not start a sandbox")
+        status = Status.ERROR if len(calls) == 1 else Status.PASSED
+        tests = (TestResult("loads", status, failure.summary, failure if len(calls) == 1 else None),)
+        return GradeReport(submission=str(path), steps=(StepResult("step1", "Scores", status, 0.0, 1.0,
+                                                                   tests=tests),))
+
+    module = types.ModuleType("attn_practice.grader.engine.engine")
+    module.grade_submission = grade_submission
+    monkeypatch.setitem(sys.modules, "attn_practice.grader.engine.engine", module)
+    data = dist.grade_payload(dist.submission_payload(_submission(tmp_path / "alice")))
+    assert len(calls) == 2
+    assert data["steps"][0]["status"] == "passed"

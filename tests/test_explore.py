@@ -261,7 +261,7 @@ def test_worked_example_stub_and_missing_file_are_not_divergences(tmp_path, laun
 # ------------------------------------------------------------------ speed note
 def _learner(launcher, folder: Path, step: str):
     from attn_practice.grader.catalog import resolve_step
-    from attn_practice.grader.sandbox.launcher import Learner, Limits
+    from attn_practice.grader.sandbox.learner import Learner, Limits
 
     ex = resolve_step(step)
     return ex, Learner(launcher, folder, step_id=ex.id, module=ex.module, function=ex.function,

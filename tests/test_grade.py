@@ -185,7 +185,7 @@ def test_an_import_that_timed_out_beside_the_other_steps_is_judged_again_alone(t
     """Steps import side by side; a neighbour spinning at import must not cost this one its grade."""
     from attn_practice.grader.engine.engine import Engine
     from attn_practice.grader.results import Failure
-    from attn_practice.grader.sandbox.launcher import Learner, LoadInfo
+    from attn_practice.grader.sandbox.learner import Learner, LoadInfo
 
     sub = make_submission(tmp_path / "s")
     real = Learner.load

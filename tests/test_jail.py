@@ -31,7 +31,8 @@ import attn_practice
 from attn_practice.grader.engine.engine import Engine
 from attn_practice.grader.sandbox import seccomp
 from attn_practice.grader.sandbox.landlock import readable_everything_but, under
-from attn_practice.grader.sandbox.launcher import Launcher, LearnerError
+from attn_practice.grader.sandbox.launcher import Launcher
+from attn_practice.grader.sandbox.learner import LearnerError
 
 HERE = Path(__file__).resolve().parent
 SUBMISSIONS = HERE / "submissions"

@@ -8,6 +8,7 @@ from test_grade import make_submission
 
 from attn_practice.grader.engine import replay
 from attn_practice.grader.engine.engine import Engine, RunOptions
+from attn_practice.grader.engine.warm import warm
 from attn_practice.grader.results import Failure, without_timings
 from attn_practice.grader.suites.assertions import StepFailure
 
@@ -29,7 +30,7 @@ def test_replayed_reports_equal_fresh_hypothesis_runs(tmp_path, cache):
     for s in subs:
         with Engine(RunOptions(persist_examples=False)) as engine:  # a new engine: nothing recorded
             fresh.append(without_timings(engine.grade(s).to_dict()))
-    replay.warm(RunOptions().max_examples)
+    warm(RunOptions().max_examples)
     assert replay.store_path().is_file()
     with Engine() as engine:
         replayed = [without_timings(engine.grade(s).to_dict()) for s in subs]
@@ -37,7 +38,7 @@ def test_replayed_reports_equal_fresh_hypothesis_runs(tmp_path, cache):
 
 
 def test_store_round_trips_and_marks_completeness(cache):
-    path = replay.warm(5, step_ids=["step2"])
+    path = warm(5, step_ids=["step2"])
     assert path is not None and path.is_file()
     loaded = replay.ExampleReplay(path)
     keys = [k for k in loaded.all_recordings() if k[1] == 5]
@@ -83,7 +84,7 @@ def test_grade_mode_needs_no_hypothesis_run_and_is_stable(tmp_path, cache, monke
     from hypothesis.core import StateForActualGivenExecution
 
     sub = make_submission(tmp_path / "bad", {3: "wrong_softmax_global", 5: "wrong_scale_by_dv"})
-    replay.warm(RunOptions().max_examples)
+    warm(RunOptions().max_examples)
     with Engine(RunOptions()) as engine:
         shrunk = engine.grade(sub)
 
@@ -109,7 +110,7 @@ def test_plain_and_replayed_tests_batch_their_calls(tmp_path, cache, monkeypatch
     from attn_practice.grader.sandbox import launcher
 
     sub = make_submission(tmp_path / "ok", steps=["step1_scores"])
-    replay.warm(RunOptions().max_examples, step_ids=["step1"])
+    warm(RunOptions().max_examples, step_ids=["step1"])
     with Engine(RunOptions(shrink=False)) as engine:
         engine.grade(sub)  # the dry runs, once per engine
         ops = []

@@ -22,16 +22,10 @@ import pytest
 
 import attn_practice
 from attn_practice.grader.sandbox import protocol
-from attn_practice.grader.sandbox.launcher import (
-    SANDBOX_UID_BASE,
-    Budget,
-    Launcher,
-    Learner,
-    LearnerError,
-    Limits,
-    _clean_reply,
-    copy_submission,
-)
+from attn_practice.grader.sandbox.failures import clean_reply as _clean_reply
+from attn_practice.grader.sandbox.launcher import SANDBOX_UID_BASE, Launcher
+from attn_practice.grader.sandbox.learner import Budget, Learner, LearnerError, Limits
+from attn_practice.grader.sandbox.submission import copy_submission
 
 PACKAGE = Path(attn_practice.__file__).resolve().parent
 LIMITS = Limits(call_timeout=1.0, load_timeout=3.0, memory=256 * 1024**2)

@@ -2,8 +2,10 @@
 
 `engine` grades one submission (validate files, start sandboxes, run pytest with
 the suite plugin, collect a `GradeReport`); `replay` records and replays
-derandomised examples; `diagnose` names the catalogued mistake behind a failing
-step; `speed` notes slow passing code. It imports `sandbox/`, `suites/`,
+examples, `warm` records them ahead of time, `hypothesis_setup` holds the one
+Hypothesis profile and the seeding, `secret` the secret `grade` draws from;
+`diagnose` names the catalogued mistake behind a failing step; `speed` notes
+slow passing code. It imports `sandbox/`, `suites/`,
 `reference/` and the shared top-level modules; never `reports/`, `teaching/`,
 `staff/`, `commands/` or the CLI.
 """

@@ -25,6 +25,7 @@ import pytest
 
 from attn_practice import __version__
 from attn_practice.grader.catalog import Exercise, core_steps, load_catalog
+from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
 from attn_practice.grader.paths import SUITE_INI, SUITES_DIR
 from attn_practice.grader.results import (
@@ -35,16 +36,16 @@ from attn_practice.grader.results import (
     StepResult,
     TestResult,
 )
-from attn_practice.grader.sandbox.launcher import (
+from attn_practice.grader.sandbox.launcher import Launcher
+from attn_practice.grader.sandbox.learner import (
     Budget,
-    Launcher,
     Learner,
     LearnerError,
     Limits,
     LoadInfo,
     close_learners,
-    read_regular_file,
 )
+from attn_practice.grader.sandbox.submission import read_regular_file
 from attn_practice.grader.suites.assertions import StepContext, StepFailure
 from attn_practice.reference import attention as reference
 
@@ -71,6 +72,9 @@ class RunOptions:
     known_unchecked: frozenset[str] = frozenset()  # steps the learner has not checked yet
     speed_notes: bool = False  # time a passing solution against the reference (learners' check)
     persist_examples: bool = True  # keep recorded Hypothesis examples on disk (see replay.py)
+    #: grade: every generated example is drawn from this secret (CONTRACT 4.3, see secret.py);
+    #: None: the public derandomised examples (check, notebooks)
+    secret: str | None = None
 
 
 def default_steps(submission: Path, catalog: Sequence[Exercise] | None = None) -> list[Exercise]:
@@ -86,8 +90,9 @@ class Engine:
         self.options = options or RunOptions()
         self.launcher = Launcher()
         self.launcher.warm()
-        self.replay = ExampleReplay(store_path() if self.options.persist_examples else None)
-        _configure_hypothesis(self.options.max_examples, self.options.shrink)
+        self.replay = ExampleReplay(store_path(self.options.secret) if self.options.persist_examples else None,
+                                    secret=self.options.secret)
+        configure_hypothesis(self.options.max_examples, self.options.shrink)
 
     def close(self) -> None:
         self.launcher.close()
@@ -115,7 +120,7 @@ class Engine:
             return GradeReport(submission=label, error=f"{submission} is not a directory",
                                grader_version=__version__)
         steps = list(steps) if steps is not None else default_steps(submission)
-        _configure_hypothesis(self.options.max_examples, self.options.shrink)
+        configure_hypothesis(self.options.max_examples, self.options.shrink)
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
@@ -130,7 +135,7 @@ class Engine:
                     continue
                 learner = Learner(
                     self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
-                    params=ex.params, limits=self.options.step_limits.get(ex.id, self.options.limits),
+                    params=ex.params, limits=self._limits(ex),
                     display_dir="" if files is not None else label, files=files,
                     shims=_reference_shims(ex) if self.options.reference_steps else None,
                     budget=budget,
@@ -177,6 +182,11 @@ class Engine:
 
     def _points(self, ex: Exercise) -> float:
         return float(self.options.points.get(ex.id, ex.points))
+
+    def _limits(self, ex: Exercise) -> Limits:
+        """A course's limits for this step, else the engine's, the call timeout the exercise's own."""
+        limits = self.options.step_limits.get(ex.id, self.options.limits)
+        return replace(limits, call_timeout=ex.timeout) if limits.call_timeout is None else limits
 
     def _step_result(self, ex: Exercise, ctx: StepContext, tests: list[TestResult]) -> StepResult:
         learner = ctx.learner
@@ -342,25 +352,6 @@ def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
 
 
 # ------------------------------------------------------------ pytest glue
-def _configure_hypothesis(max_examples: int, shrink: bool = True) -> None:
-    from hypothesis import HealthCheck, Phase, Verbosity, settings
-
-    name = f"attn-practice-{max_examples}{'' if shrink else '-noshrink'}"
-    settings.register_profile(
-        name,
-        max_examples=max_examples,
-        derandomize=True,  # same inputs every run, on every machine
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink) if shrink else (Phase.explicit, Phase.generate),
-        print_blob=False,
-        verbosity=Verbosity.quiet,
-    )
-    settings.load_profile(name)
-
-
 class _SuitePlugin:
     """Provides the `step` fixture and marker, and collects every outcome."""
 
@@ -436,13 +427,7 @@ def _failed_test(name: str, exc: BaseException | None, duration: float) -> TestR
                           hint="This is not your fault: please report it to the course staff.")
         return TestResult(name=name, status=Status.ERROR, message=failure.summary, failure=failure,
                           duration=duration)
-    status = {
-        "timeout": Status.TIMEOUT,
-        "crash": Status.ERROR,
-        "exit": Status.ERROR,
-    }.get(failure.kind, Status.FAILED)
-    if failure.kind == "exception" and ("ran out of memory" in failure.summary or "called exit()" in failure.summary):
-        status = Status.ERROR
+    status = failure.kind.status  # carried from the sandbox's reply, never read back from the text
     return TestResult(name=name, status=status, message=failure.summary, failure=failure, duration=duration)
 
 

@@ -14,7 +14,7 @@ smallest failing recorded example is reported instead, just as deterministic.
 Tests without Hypothesis go through here too: each test's calls are learned
 by one dry run per engine and sent to the sandbox in a single round trip.
 
-Run `python -m attn_practice.grader.engine.replay` to fill the store ahead of time
+Run `python -m attn_practice.grader.engine.warm` to fill the store ahead of time
 (batch grading does so itself before starting its workers).
 """
 
@@ -25,7 +25,6 @@ import functools
 import hashlib
 import inspect
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +32,28 @@ import numpy as np
 import pytest
 
 from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.engine.hypothesis_setup import seed_test
+from attn_practice.grader.engine.secret import secret_tag
 from attn_practice.grader.paths import SUITES_DIR
-from attn_practice.grader.sandbox.launcher import LearnerError, PackedCalls, pack_calls
+from attn_practice.grader.sandbox.learner import LearnerError
+from attn_practice.grader.sandbox.prefetch import PackedCalls, pack_calls
 from attn_practice.grader.suites.assertions import StepContext, StepFailure
 
 FORMAT = 1
 
 
-def store_path() -> Path:
-    """Where recordings for *this* grader, Hypothesis and NumPy live."""
+def store_path(secret: str | None = None) -> Path:
+    """Where recordings for *this* grader, Hypothesis, NumPy and secret live.
+
+    Keyed by the secret's hash (`secret_tag`), never the secret: examples
+    drawn from one secret are never replayed under another.
+    """
     import hypothesis
 
     from attn_practice.grader.staff.cache import default_directory, grader_fingerprint
 
     key = hashlib.sha256(
-        f"{FORMAT}|{grader_fingerprint()}|{hypothesis.__version__}|{np.__version__}".encode()
+        f"{FORMAT}|{grader_fingerprint()}|{hypothesis.__version__}|{np.__version__}|{secret_tag(secret)}".encode()
     ).hexdigest()[:20]
     return default_directory().parent / "examples" / f"{key}.bin"
 
@@ -55,8 +61,9 @@ def store_path() -> Path:
 class ExampleReplay:
     """Recordings by (test node id, max_examples); see the module docstring."""
 
-    def __init__(self, store: Path | None = None) -> None:
+    def __init__(self, store: Path | None = None, *, secret: str | None = None) -> None:
         self.store = store
+        self.secret = secret  # examples are drawn from it (None: the public ones); see hypothesis_setup
         self.recordings: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._raw: dict[tuple[str, int], Any] = {}
         self._blob = memoryview(b"")
@@ -91,6 +98,7 @@ class ExampleReplay:
                 if smallest is None:
                     return
                 if not shrink:
+                    _focus_output(funcargs)
                     raise smallest
                 # else: the real run below finds this failure and shrinks it
             except (StepFailure, LearnerError):
@@ -104,8 +112,12 @@ class ExampleReplay:
             return original(*args, **kwargs)
 
         hyp.inner_test = recording
+        seed_test(item.obj, self.secret, item.nodeid)
         try:
             item.obj(**funcargs)
+        except BaseException:
+            _focus_output(funcargs)  # the shrunk example ran last
+            raise
         finally:
             hyp.inner_test = original
         self._forget(key)
@@ -121,7 +133,11 @@ class ExampleReplay:
             raise TypeError(f"{item.nodeid}: async tests are not supported")
         if _is_ours(item):  # an instructor's own test is never run twice
             self._prefetch((item.nodeid, 0), [{}], item.obj, funcargs)
-        item.obj(**funcargs)
+        try:
+            item.obj(**funcargs)
+        except BaseException:
+            _focus_output(funcargs)
+            raise
 
     def _forget(self, key: tuple[str, int]) -> None:
         self.recordings.pop(key, None)
@@ -192,7 +208,7 @@ class ExampleReplay:
         """Merge with what is on disk and write atomically."""
         if self.store is None:
             return
-        merged = ExampleReplay(self.store)
+        merged = ExampleReplay(self.store, secret=self.secret)
         merged.all_recordings()
         for key, value in self.recordings.items():
             if key[0].startswith("test_step"):
@@ -243,6 +259,13 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
         ctx.failing_inputs.append(best[2])
         del ctx.failing_inputs[:-6]
     return best[1]
+
+
+def _focus_output(funcargs: dict[str, Any]) -> None:
+    """A test failed: its step shows what the learner printed on the reported failing call."""
+    ctx = funcargs.get("step")
+    if isinstance(ctx, StepContext) and ctx.failing_inputs and hasattr(ctx.learner, "focus_output"):
+        ctx.learner.focus_output(ctx.failing_inputs[-1])
 
 
 def _size(v: Any) -> int:
@@ -322,31 +345,3 @@ def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
         return v
 
     return {k: copy(v) for k, v in example.items()}
-
-
-# ----------------------------------------------------------------- warming
-def warm(max_examples: int | None = None, step_ids: Sequence[str] | None = None) -> Path | None:
-    """Record every hidden suite's examples against the reference and store them."""
-    from attn_practice.grader.catalog import load_catalog
-    from attn_practice.grader.engine.engine import RunOptions, _configure_hypothesis, run_suites
-    from attn_practice.reference import attention
-
-    n = max_examples or RunOptions().max_examples
-    replay = ExampleReplay(store_path())
-    if n in replay.complete:
-        return replay.store
-    _configure_hypothesis(n)
-    exercises = [e for e in load_catalog() if step_ids is None or e.id in step_ids]
-    # In collect mode every call is answered by the reference, i.e. as a correct
-    # solution would answer: exactly the examples a passing submission sees.
-    contexts = {e.id: StepContext(e, None, attention.FUNCTIONS[e.function], collecting=[])  # type: ignore[arg-type]
-                for e in exercises}
-    run_suites(contexts, (), replay)
-    if step_ids is None:
-        replay.complete.add(n)
-    replay.save()
-    return replay.store
-
-
-if __name__ == "__main__":
-    warm()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.catalog import Exercise
-from attn_practice.grader.sandbox.launcher import Learner, LearnerError
+from attn_practice.grader.sandbox.learner import Learner, LearnerError
 from attn_practice.reference import attention as reference
 
 #: the note is given when the learner's code is this many times slower than the reference ...

@@ -1,48 +1,41 @@
-"""The trusted side of the sandbox: start the zygote, spawn and talk to sandboxes.
+"""The trusted side of the sandbox: start the fork server, spawn and reap sandboxes.
 
-`Launcher` owns one zygote process for the life of an engine; `Sandbox` is
-one forked learner process with one step module loaded; `Learner` is what
-the hidden suites call (`learner(Q, K)`), turning every way the learner's
-code can misbehave into a `LearnerError` carrying a `Failure` a learner can
-read. Only plain data crosses the socket (see `protocol`), and every reply
-is validated field by field (`_clean_reply`): the sandbox runs learner code,
-which can write anything to its own socket.
+`Launcher` owns one zygote (fork server) process for the life of an engine;
+`Sandbox` is one forked learner process with one step module loaded, and the
+socket to it. What the suites call, and how a sandbox's replies become a
+learner's messages, live in `learner` and `failures`; which files a sandbox
+gets, in `submission`. Only plain data crosses the socket (see `protocol`).
 
-Time is bounded three ways: one deadline per call (a sandbox trickling its
-answer cannot stretch it), a budget per step, and an optional `Budget`
-shared by all steps of a submission.
+A batch worker grades many submissions on one zygote, so a hostile one
+could leave it poisoned (rlimits lowered, processes or fds left on it):
+`Launcher.check` compares it with the state it started in, and `refresh`
+starts a fresh one (CONTRACT 4.4).
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import os
 import random
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from attn_practice.grader.results import CarriesFailure, Failure
 from attn_practice.grader.sandbox import prestart, protocol
+from attn_practice.grader.sandbox.submission import copy_submission, write_files
 
 GiB = 1024**3
 #: The uid range used for sandboxes when the grader runs as root.
 SANDBOX_UID_BASE = 1_500_000_000
-MAX_COPY_BYTES = 16 * 1024 * 1024
-MAX_COPY_FILES = 500
-MAX_SCAN_ENTRIES = 5000  # per directory: a folder of a million files is not read to the end
 _SIGNAL_WORDS = {
     signal.SIGSEGV: "crashed with a segmentation fault (a bad memory access, e.g. via ctypes)",
     signal.SIGBUS: "crashed with a bus error",
@@ -50,6 +43,7 @@ _SIGNAL_WORDS = {
     signal.SIGFPE: "crashed with a floating-point exception signal",
     signal.SIGILL: "crashed with an illegal instruction",
     signal.SIGXCPU: "used more CPU time than allowed",
+    signal.SIGXFSZ: "wrote more output or file data than allowed",
 }
 
 
@@ -57,7 +51,9 @@ _SIGNAL_WORDS = {
 class Limits:
     """Resource limits for one sandbox (one step of one submission)."""
 
-    call_timeout: float = 2.0  # wall seconds per call
+    #: Wall seconds per call; None: the exercise's own `timeout` (the engine fills it in),
+    #: else DEFAULT_CALL_TIMEOUT (see `Learner`). A course's `timeouts` set it per step.
+    call_timeout: float | None = None
     load_timeout: float = 10.0  # wall seconds to import the learner's module
     step_timeout: float = 60.0  # wall seconds a whole step may spend in learner code
     memory: int = 1 * GiB  # address space beyond the interpreter's own
@@ -70,110 +66,21 @@ class Limits:
     submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
 
 
-#: Longest a batch of prefetched (replayed) calls may take before falling back to single calls.
-PREFETCH_TIMEOUT = 10.0
-
-
-def _same_values(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Equal argument tuples, arrays compared by dtype, shape and exact bytes.
-
-    Bytes, not values: cheaper, and stricter (a NaN payload or -0.0 that
-    differs makes a mismatch), which only ever costs a fallback to single calls.
-    """
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype
-                    and x.shape == y.shape and (x is y or x.tobytes() == y.tobytes())):
-                return False
-        elif type(x) is not type(y) or x != y:
-            return False
-    return True
-
-
-@dataclass(frozen=True)
-class PackedCalls:
-    """A batch of calls encoded once for `Learner.prefetch` (replay reuses it per submission)."""
-
-    calls: tuple[tuple[tuple[Any, ...], dict[str, Any], int | None], ...]
-    specs: tuple[dict[str, Any], ...]
-    blobs: tuple[bytes, ...]
-    reply_limit: int
-
-
-def pack_calls(calls: Sequence[tuple[tuple[Any, ...], dict[str, Any], int | None]]) -> PackedCalls:
-    """Encode (args, kwargs, expected_size) triples for one `call_many` round trip."""
-    blobs: list[bytes] = []
-    specs = []
-    for args, kwargs, size in calls:
-        specs.append({
-            "args": protocol.pack_values(list(args), blobs),
-            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max(64 * (size or 0), 1 << 16),
-        })
-    limit = sum(16 * s["max_elements"] for s in specs) + (1 << 20)
-    return PackedCalls(tuple(calls), tuple(specs), tuple(blobs), limit)
-
-
-class Budget:
-    """Wall-clock seconds shared by every step of one submission.
-
-    Pass the same `Budget` to each `Learner` of a submission; once it is
-    spent, every later load or call fails at once with a timeout.
-    """
-
-    def __init__(self, seconds: float):
-        self.seconds = float(seconds)
-        self.used = 0.0
-
-    @property
-    def exhausted(self) -> bool:
-        return self.used > self.seconds
-
-    def charge(self, seconds: float) -> None:
-        self.used += max(0.0, seconds)
-
-
-class LearnerError(CarriesFailure, Exception):
-    """The learner's code did not produce a usable answer; `.failure` says why.
-
-    Raised in quiet mode (see `Learner.quiet`), the failure is built by `complete()`.
-    """
-
-    def __init__(self, failure: Failure | None = None, *, kind: str = "exception",
-                 build: Callable[[], Failure] | None = None):
-        failure = failure or Failure(kind=kind, summary="")
-        super().__init__(failure.summary)
-        self.failure = failure
-        self.kind = kind
-        self.build = build
-
-
-class LoadError(LearnerError):
-    """The learner's module could not be loaded (syntax, import, missing function)."""
-
+DEFAULT_CALL_TIMEOUT = 2.0
 
 class SandboxDied(Exception):
     """The sandbox process ended (exit, signal) while we waited."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, out_of_memory: bool = False):
         super().__init__(message)
         self.message = message
+        #: the kernel stopped it at the sandbox's memory cap (its cgroup's oom kill)
+        self.out_of_memory = out_of_memory
 
 
 class CallTimeout(Exception):
     pass
 
-
-@dataclass
-class CallResult:
-    value: np.ndarray
-    dtype: str
-    returned: str
-    mutated: list[int]
-    seconds: float
-    output: str
 
 
 # --------------------------------------------------------------- launcher
@@ -187,6 +94,7 @@ class Launcher:
         self._root: Path | None = None
         self._lock = threading.RLock()
         self._uids: dict[int, int] = {}  # live sandbox pid -> its uid (as root)
+        self._baseline: dict[str, Any] | None = None  # the zygote as it served its first spawn
 
     @property
     def root(self) -> Path:
@@ -205,6 +113,7 @@ class Launcher:
         else:
             self._proc, self._ctl = prestart.spawn_zygote(self.root)
         self._memory_base = 0
+        self._baseline = None
 
     def warm(self) -> None:
         """Start the zygote now (it imports NumPy while the grader imports pytest)."""
@@ -213,8 +122,6 @@ class Launcher:
                 self._start()
 
     def _request(self, req: dict[str, Any], fds: Sequence[int] = ()) -> dict[str, Any]:
-        import json
-
         with self._lock:
             self.warm()
             assert self._ctl is not None
@@ -248,7 +155,7 @@ class Launcher:
         work = tmp / "work"
         try:
             if files is not None:
-                _write_files(work, files)
+                write_files(work, files)
             else:
                 copy_submission(submission, work, first=[f"{module}.py"])
             uid = None
@@ -286,14 +193,86 @@ class Launcher:
                     theirs.close()
                 if "pid" not in reply or type(reply["pid"]) is not int:
                     ours.close()
-                    raise RuntimeError(f"sandbox spawn failed: {reply}")
+                    if attempt:
+                        raise RuntimeError(f"sandbox spawn failed: {_reply_text(reply)}")
+                    # "fork failed": a hostile sandbox may have left limits on the
+                    # zygote. A grader failure, not a verdict: retry on a fresh one.
+                    self.refresh(keep_root=True)  # `tmp` lives in the root
+                    continue
+                if self._baseline is None:
+                    self._baseline = self._state()
                 if uid is not None:
                     self._uids[reply["pid"]] = uid
-                return Sandbox(self, int(reply["pid"]), ours, tmp, limits, function)
+                return Sandbox(self, int(reply["pid"]), ours, tmp, function)
             raise RuntimeError("sandbox spawn failed")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+    def _state(self) -> dict[str, Any] | None:
+        """What a sandbox could change about its zygote: rlimits, priority, CPUs, open fds, root."""
+        if self._proc is None:
+            return None
+        pid = self._proc.pid
+        try:
+            with open(f"/proc/{pid}/limits") as f:
+                limits = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                nice = f.read().rsplit(")", 1)[1].split()[16]
+            root = os.lstat(self.root)
+            return {"limits": limits, "nice": nice, "cpus": sorted(os.sched_getaffinity(pid)),
+                    "fds": len(os.listdir(f"/proc/{pid}/fd")), "root": (root.st_mode, root.st_uid)}
+        except (OSError, IndexError):
+            return None
+
+    def _children(self) -> list[int]:
+        if self._proc is None:
+            return []
+        out: list[int] = []
+        try:
+            for task in os.listdir(f"/proc/{self._proc.pid}/task"):
+                with open(f"/proc/{self._proc.pid}/task/{task}/children") as f:
+                    out.extend(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+        return out
+
+    def check(self) -> str:
+        """Why the zygote cannot be trusted for the next submission ("" when it is as it started).
+
+        Call between submissions (no sandbox open): a sandbox that lowered the
+        zygote's rlimits, changed its priority or CPUs, left a process or an fd
+        on it, or changed its temp root's mode would poison every later step.
+        """
+        with self._lock:
+            if self._proc is None or self._baseline is None:
+                return ""
+            if self._proc.poll() is not None:
+                return "the fork server exited"
+            now = self._state()
+            if now is None:
+                return "the fork server's state could not be read"
+            changed = [k for k in now if now[k] != self._baseline.get(k)]
+            if changed:
+                return f"the fork server's {', '.join(changed)} changed"
+            if self._children():
+                return "processes were left on the fork server"
+            return ""
+
+    def refresh(self, *, keep_root: bool = False) -> None:
+        """Stop this zygote (and whatever it still runs), and drop its temp root unless
+        `keep_root`; the next spawn starts afresh."""
+        with self._lock:
+            if self._proc is not None:
+                try:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self._stop()
+            self._kill_orphans()
+            if self._root is not None and not keep_root:
+                self._cleanup()
+                self._root = None
 
     @property
     def pid(self) -> int | None:
@@ -395,99 +374,16 @@ class Launcher:
         self.close()
 
 
-def copy_submission(src: Path, dst: Path, first: Sequence[str] = ()) -> None:
-    """Copy the submission's Python files (top level and packages), never via symlinks.
-
-    Files are opened without following links and without blocking, and only
-    regular files are copied, so a FIFO or a link swapped in while grading
-    runs can neither hang the grader nor reach outside the submission.
-    `first`: top-level file names to copy before the budget can run out.
-    """
-    dst.mkdir(parents=True)
-    budget = [MAX_COPY_BYTES, MAX_COPY_FILES]
-
-    def copy_file(path: str, target: Path) -> None:
-        if budget[1] <= 0 or target.exists():
-            return
-        data = read_regular_file(path, budget[0])
-        if data is None:
-            return
-        budget[0] -= len(data)
-        budget[1] -= 1
-        target.write_bytes(data)
-
-    def copy_dir(s: Path, d: Path, depth: int) -> None:
-        try:
-            with os.scandir(s) as it:
-                entries = sorted(itertools.islice(it, MAX_SCAN_ENTRIES), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if budget[1] <= 0:
-                return
-            if entry.is_symlink() or entry.name.startswith("."):
-                continue
-            if entry.is_file(follow_symlinks=False) and entry.name.endswith(".py"):
-                copy_file(entry.path, d / entry.name)
-            elif (
-                entry.is_dir(follow_symlinks=False)
-                and depth < 3
-                and entry.name.isidentifier()
-                and read_regular_file(os.path.join(entry.path, "__init__.py"), MAX_COPY_BYTES) is not None
-            ):
-                (d / entry.name).mkdir()
-                copy_dir(Path(entry.path), d / entry.name, depth + 1)
-
-    for name in first:
-        if "/" not in name and name.endswith(".py") and not name.startswith("."):
-            copy_file(os.path.join(src, name), dst / name)
-    copy_dir(src, dst, 0)
-
-
-def read_regular_file(path: str, limit: int) -> bytes | None:
-    """The bytes of `path` if it is a regular file (not a link) of at most `limit` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _write_files(dst: Path, files: dict[str, bytes]) -> None:
-    dst.mkdir(parents=True)
-    for name, data in files.items():
-        if "/" in name or name.startswith(".") or not name.endswith(".py"):
-            continue
-        (dst / name).write_bytes(data)
-
 
 # ---------------------------------------------------------------- sandbox
 class Sandbox:
     """One live learner process; `call` raises CallTimeout / SandboxDied."""
 
-    def __init__(self, launcher: Launcher, pid: int, sock: socket.socket, tmp: Path,
-                 limits: Limits, function: str):
+    def __init__(self, launcher: Launcher, pid: int, sock: socket.socket, tmp: Path, function: str):
         self.launcher = launcher
         self.pid = pid
         self.sock = sock
         self.tmp = tmp
-        self.limits = limits
         self.function = function
         self.closed = False
         self.exit_info: dict[str, Any] | None = None
@@ -522,7 +418,7 @@ class Sandbox:
             raise CallTimeout() from None
         except (protocol.PeerClosed, ConnectionError):
             self.close(grace=0.05)
-            raise SandboxDied(self.death_message()) from None
+            raise SandboxDied(self.death_message(), out_of_memory=self.out_of_memory) from None
         except protocol.ProtocolError as exc:
             self.close()
             if "exceeds" in str(exc):
@@ -531,10 +427,16 @@ class Sandbox:
                               "socket?)") from None
         except OSError:
             self.close()
-            raise SandboxDied(self.death_message()) from None
+            raise SandboxDied(self.death_message(), out_of_memory=self.out_of_memory) from None
+
+    @property
+    def out_of_memory(self) -> bool:
+        return bool((self.exit_info or {}).get("oom"))
 
     def death_message(self) -> str:
         info = self.exit_info or {}
+        if info.get("oom"):
+            return "ran out of memory (the sandbox as a whole, children included, went over its limit)"
         sig = info.get("signal")
         code = info.get("exitcode")
         if info.get("killed") is True:
@@ -588,524 +490,8 @@ def close_sandboxes(sandboxes: Sequence[Sandbox]) -> None:
         shutil.rmtree(sb.tmp, ignore_errors=True)
 
 
-# ---------------------------------------------------------------- learner
-@dataclass
-class LoadInfo:
-    ok: bool
-    line: int = 0
-    signature: str = ""
-    imported_steps: list[str] = field(default_factory=list)
-    failure: Failure | None = None
 
 
-class Learner:
-    """The learner's function as the suites see it: `learner(*args) -> float64 array`.
-
-    Spawns its sandbox lazily and respawns it after a crash or timeout, so
-    one bad input does not fail the rest of the step; after repeated
-    timeouts or crashes, later calls fail at once so a step stays bounded.
-    """
-
-    def __init__(self, launcher: Launcher, submission: Path, *, step_id: str, module: str,
-                 function: str, params: Sequence[str], limits: Limits, display_dir: str = "",
-                 files: dict[str, bytes] | None = None, shims: dict[str, str] | None = None,
-                 budget: Budget | None = None):
-        self.launcher = launcher
-        self.submission = submission
-        self.step_id = step_id
-        self.module = module
-        self.function = function
-        self.params = tuple(params)
-        self.limits = limits
-        self.display_dir = display_dir
-        self.files = files
-        self.shims = shims or {}
-        self.budget = budget
-        self.sandbox: Sandbox | None = None
-        self.load_info: LoadInfo | None = None
-        self.output: list[str] = []
-        self.output_size = 0
-        self.notes: dict[str, str] = {}
-        self.timeouts = 0
-        self.deaths = 0
-        self.sticky: LearnerError | None = None
-        self.learner_seconds = 0.0
-        self.calls = 0
-        self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
-        self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
-        self._pending_load: tuple[float | BaseException, float] | None = None
-        #: Raise failures with their messages unbuilt (`LearnerError.complete` builds one):
-        #: grading runs every recorded example but reports only one failure.
-        self.quiet = False
-
-    # -- lifecycle -------------------------------------------------------
-    def begin_load(self) -> LoadInfo | None:
-        """Spawn the sandbox and ask it to import the module, without waiting.
-
-        `load()` collects the answer; the engine begins every step's load
-        first, so the sandboxes import in parallel. Returns the LoadInfo at
-        once only when nothing could be started.
-        """
-        if self._pending_load is not None:
-            return None
-        if self.budget is not None and self.budget.exhausted:
-            self.load_info = LoadInfo(False, failure=self._budget_failure())
-            return self.load_info
-        try:
-            self.sandbox = self.launcher.spawn(
-                self.submission, module=self.module, function=self.function, params=self.params,
-                limits=self.limits, display_dir=self.display_dir, files=self.files,
-            )
-        except (RuntimeError, OSError) as exc:
-            self.load_info = LoadInfo(False, failure=Failure(
-                kind="internal",
-                summary=f"the grader could not start a sandbox for {self.module}.py ({exc})",
-                hint="This is not your fault: please report it to the course staff.",
-            ))
-            return self.load_info
-        load_timeout = self._timeout(self.limits.load_timeout)
-        try:
-            deadline: float | BaseException = self.sandbox.send(
-                {"op": "load", "shims": self.shims}, [], timeout=load_timeout)
-        except (CallTimeout, SandboxDied) as exc:
-            deadline = exc  # reported by load(), as if it came with the reply
-        self._pending_load = (deadline, load_timeout)
-        return None
-
-    def load(self) -> LoadInfo:
-        """Spawn (if needed) and import the learner's module; cached."""
-        if (self._pending_load is None and self.load_info is not None and self.sandbox is not None
-                and not self.sandbox.closed):
-            return self.load_info
-        if self._pending_load is None:
-            early = self.begin_load()
-            if early is not None:
-                return early
-        assert self._pending_load is not None and self.sandbox is not None
-        (deadline, load_timeout), self._pending_load = self._pending_load, None
-        t0 = time.perf_counter()
-        try:
-            if isinstance(deadline, BaseException):
-                raise deadline
-            reply, _ = self.sandbox.receive(deadline)
-        except CallTimeout:
-            if load_timeout < self.limits.load_timeout:
-                self.load_info = LoadInfo(False, failure=self._budget_failure())
-                return self.load_info
-            info = LoadInfo(False, failure=Failure(
-                kind="timeout",
-                summary=f"timeout: importing {self.module}.py took more than "
-                        f"{self.limits.load_timeout:g} s",
-                hint="Code at the top level of your file runs on import: keep only imports "
-                     "and definitions there, no loops or input().",
-            ))
-            self.load_info = info
-            return info
-        except SandboxDied as exc:
-            info = LoadInfo(False, failure=Failure(
-                kind="crash",
-                summary=f"your code {exc.message} while {self.module}.py was being imported",
-                hint="Remove top-level code that exits or crashes: the file should only "
-                     "define your function.",
-            ))
-            self.load_info = info
-            return info
-        finally:
-            if self.budget is not None:
-                # The time spent waiting here: loads begun together overlap.
-                self.budget.charge(time.perf_counter() - t0)
-        reply = _clean_reply(reply)
-        self._collect_output(reply)
-        if reply.get("ok") is True:
-            info = LoadInfo(True, line=reply["line"], signature=reply["signature"],
-                            imported_steps=reply["imported_steps"])
-        else:
-            info = LoadInfo(False, failure=_load_failure(reply, self.module, self.function, self.params))
-        self.load_info = info
-        return info
-
-    def close(self) -> None:
-        self._pending_load = None
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
-
-
-    # -- calls -------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        return self.call(*args, **kwargs).value
-
-    def call(self, *args: Any, expected_size: int | None = None, **kwargs: Any) -> CallResult:
-        """Run the learner's function on copies of `args`; never returns learner objects."""
-        if self.sticky is not None:
-            raise LearnerError(self.sticky.failure, kind=self.sticky.kind)
-        if self.budget is not None and self.budget.exhausted:
-            self._stick("timeout", self._budget_failure())
-        if self.learner_seconds > self.limits.step_timeout:
-            self._stick("timeout", Failure(
-                kind="timeout",
-                summary=f"timeout: this step spent more than {self.limits.step_timeout:g} s "
-                        "in your code, so its remaining tests were stopped",
-                hint="Look for loops that do much more work than needed.",
-            ))
-        info = self.load()
-        if not info.ok:
-            assert info.failure is not None
-            raise LoadError(info.failure, kind="load")
-        assert self.sandbox is not None
-        max_elements = max(64 * (expected_size or 0), 1 << 16)
-        for i, ((p_args, p_kwargs, p_size), reply, p_blobs) in enumerate(self._prefetched):
-            if (p_size == expected_size and p_kwargs.keys() == kwargs.keys() and _same_values(p_args, args)
-                    and _same_values(tuple(p_kwargs.values()), tuple(kwargs[k] for k in p_kwargs))):
-                # Calls skipped over belonged to an example that failed early.
-                del self._prefetched[: i + 1]
-                return self._finish(reply, p_blobs, args, kwargs, expected_size, max_elements)
-        self._prefetched.clear()  # the test took another path: back to one call at a time
-        blobs: list[bytes] = []
-        header = {
-            "op": "call",
-            "args": protocol.pack_values(list(args), blobs),
-            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max_elements,
-        }
-        t0 = time.perf_counter()
-        call_timeout = self._timeout(self.limits.call_timeout)
-        try:
-            reply, out_blobs = self.sandbox.request(
-                header, blobs, timeout=call_timeout, max_bytes=16 * max_elements + (1 << 20))
-        except CallTimeout:
-            self.timeouts += 1
-            if call_timeout < self.limits.call_timeout:
-                self._stick("timeout", self._budget_failure())
-            failure = Failure(
-                kind="timeout",
-                summary=f"timeout: your function did not return within {self.limits.call_timeout:g} s",
-                details=describe_inputs(self.params, args),
-                repro=repro_line(self.function, self.params, args, kwargs),
-                hint="Check for a loop that never ends, or input()/sleep() in your code.",
-            )
-            if self.timeouts >= self.limits.max_timeouts:
-                self._stick("timeout", failure)
-            raise LearnerError(failure, kind="timeout") from None
-        except SandboxDied as exc:
-            self.deaths += 1
-            failure = Failure(
-                kind="crash",
-                summary=f"your code {exc.message} while running {self.function}(...)",
-                details=describe_inputs(self.params, args),
-                repro=repro_line(self.function, self.params, args, kwargs),
-                hint="Return a value instead of exiting, and avoid ctypes or os-level calls.",
-            )
-            if self.deaths >= self.limits.max_deaths:
-                self._stick("crash", failure)
-            raise LearnerError(failure, kind="crash") from None
-        finally:
-            spent = time.perf_counter() - t0
-            self.learner_seconds += spent
-            if self.budget is not None:
-                self.budget.charge(spent)
-        return self._finish(reply, out_blobs, args, kwargs, expected_size, max_elements)
-
-    def _finish(self, reply: dict[str, Any], out_blobs: list[bytes], args: tuple[Any, ...],
-                kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
-        """Turn one sandbox reply into a CallResult, or the LearnerError it deserves."""
-        reply = _clean_reply(reply)
-        self._collect_output(reply)
-        if reply.get("ok") is not True:
-            kind = str(reply.get("kind") or "exception")
-            if self.quiet and kind != "not-implemented":
-                raise LearnerError(kind=kind, build=lambda: _call_failure(
-                    reply, self.function, self.params, args, kwargs, expected_size, self.limits))
-            failure = _call_failure(reply, self.function, self.params, args, kwargs, expected_size,
-                                    self.limits)
-            if kind == "not-implemented":
-                self._stick("not-implemented", failure)
-            raise LearnerError(failure, kind=kind)
-        if not out_blobs:
-            raise LearnerError(Failure(kind="crash", summary="your code sent back a malformed answer"),
-                               kind="crash")
-        try:
-            (raw,) = protocol.unpack_values([reply.get("result")], out_blobs)
-            if not isinstance(raw, np.ndarray):
-                raise protocol.ProtocolError("not an array")
-        except (ValueError, TypeError, protocol.ProtocolError):
-            raise LearnerError(Failure(kind="crash", summary="your code sent back a malformed answer"),
-                               kind="crash") from None
-        if raw.size > max_elements:
-            failure = Failure(kind="shape", summary=f"{self.function} returned an array of shape "
-                              f"{raw.shape}, far larger than expected",
-                              details=describe_inputs(self.params, args),
-                              repro=repro_line(self.function, self.params, args, kwargs))
-            raise LearnerError(failure, kind="too-large")
-        self.calls += 1
-        seconds = reply["seconds"]
-        self.call_seconds.append((sum(np.size(a) for a in args if isinstance(a, np.ndarray)), seconds))
-        returned = reply["returned"] or "ndarray"
-        mutated = [i for i in reply["mutated"] if 0 <= i < len(args)]
-        dtype = protocol.dtype_name(raw.dtype)
-        self._note_return(returned, dtype, args, mutated)
-        value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
-        return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
-
-    def prefetch(self, packed: PackedCalls) -> None:
-        """Run `packed` calls (see `pack_calls`) in one round trip; `call` serves them in order.
-
-        Only an optimisation for replayed examples: on any trouble (a timeout, a
-        crash, a sticky failure) nothing is kept and each call runs on its own,
-        so every outcome and message is exactly what single calls give.
-        """
-        self._prefetched = []
-        if not packed.calls or self.sticky is not None or (self.budget is not None and self.budget.exhausted):
-            return
-        info = self.load()
-        if not info.ok or self.sandbox is None:
-            return
-        n = len(packed.calls)
-        timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
-        t0 = time.perf_counter()
-        try:
-            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": list(packed.specs)},
-                                                    list(packed.blobs), timeout=timeout,
-                                                    max_bytes=packed.reply_limit)
-        except (CallTimeout, SandboxDied, protocol.ProtocolError):
-            return  # the sandbox was closed; the single calls will respawn it and tell
-        finally:
-            spent = time.perf_counter() - t0
-            self.learner_seconds += spent
-            if self.budget is not None:
-                self.budget.charge(spent)
-        replies = reply.get("replies")
-        if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
-            return
-        for call, sub in zip(packed.calls, replies, strict=True):
-            if not isinstance(sub, dict):
-                return
-            self._prefetched.append((call, sub, out_blobs))
-
-    def _timeout(self, seconds: float) -> float:
-        """`seconds`, or less when the submission's budget is nearly spent."""
-        if self.budget is None:
-            return seconds
-        return max(0.05, min(seconds, self.budget.seconds - self.budget.used))
-
-    def _budget_failure(self) -> Failure:
-        assert self.budget is not None
-        return Failure(
-            kind="timeout",
-            summary=f"timeout: this submission spent more than {self.budget.seconds:g} s in your "
-                    "code, so its remaining tests were stopped",
-            hint="Look for loops that do much more work than needed, or sleep()/input() calls.",
-        )
-
-    def _stick(self, kind: str, failure: Failure) -> None:
-        self.sticky = LearnerError(failure, kind=kind)
-        raise self.sticky
-
-    def _collect_output(self, reply: dict[str, Any]) -> None:
-        text = reply.get("output")
-        if isinstance(text, str) and text and self.output_size < 16384:
-            self.output.append(text[: 16384 - self.output_size])
-            self.output_size += len(text)
-
-    def _note_return(self, returned: str, dtype: str, args: tuple[Any, ...], mutated: list[int]) -> None:
-        if returned in ("list", "tuple"):
-            self.notes.setdefault("list", f"your function returned a {returned}; NumPy arrays are "
-                                  "the usual answer (np.array(...) would convert it)")
-        elif returned.startswith("ndarray subclass"):
-            self.notes.setdefault("subclass", f"your function returned an {returned}; it was "
-                                  "judged as a plain array")
-        in_dtypes = {protocol.dtype_name(a.dtype) for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
-        if in_dtypes and dtype not in in_dtypes and "list" not in self.notes:
-            self.notes.setdefault("dtype", f"your function returned {dtype} for "
-                                  f"{'/'.join(sorted(in_dtypes))} input (not judged, but worth knowing)")
-        for i in mutated:
-            name = self.params[i] if i < len(self.params) else f"argument {i}"
-            self.notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
-                                  "place; callers may not expect that (not judged)")
-
-
-def close_learners(learners: Sequence[Learner]) -> None:
-    """Close every learner's sandbox at once (see `close_sandboxes`)."""
-    by_launcher: dict[int, list[Sandbox]] = {}
-    for learner in learners:
-        learner._pending_load = None
-        if learner.sandbox is not None:
-            by_launcher.setdefault(id(learner.sandbox.launcher), []).append(learner.sandbox)
-            learner.sandbox = None
-    for sandboxes in by_launcher.values():
-        close_sandboxes(sandboxes)
-
-
-#: Reply fields the trusted side reads, with the only type each may have.
-_REPLY_FIELDS: dict[str, tuple[type, Any]] = {
-    "kind": (str, ""), "message": (str, ""), "exc_type": (str, ""), "traceback": (str, ""),
-    "phase": (str, ""), "returned": (str, ""), "dtype": (str, ""), "output": (str, ""),
-    "signature": (str, ""), "file": (str, ""), "text": (str, ""),
-    "line": (int, 0), "offset": (int, 0), "seconds": (float, 0.0),
-    "mutated": (list, []), "shape": (list, []), "defined": (list, []), "imported_steps": (list, []),
-}
-
-
-def _clean_reply(reply: dict[str, Any]) -> dict[str, Any]:
-    """A sandbox reply with every field the grader reads of the right type and bounded size.
-
-    The sandbox runs learner code, which can write to its socket: nothing in
-    a reply is trusted to be well-formed. Text loses control characters, so
-    learner output cannot drive the terminal a report is shown on.
-    """
-    out = dict(_REPLY_DEFAULTS, mutated=[], shape=[], defined=[], imported_steps=[])
-    out["ok"] = reply.get("ok") is True
-    out["result"] = reply.get("result")
-    for key in _REPLY_FIELDS.keys() & reply.keys():
-        kind = _REPLY_FIELDS[key][0]
-        v = reply[key]
-        if kind is str:
-            if isinstance(v, str):
-                out[key] = v[:16384].translate(_CONTROL_CHARS)
-        elif kind is float:
-            if type(v) in (int, float) and v == v and abs(v) < 1e9:
-                out[key] = float(v)
-        elif kind is int:
-            if type(v) is int and abs(v) < 1 << 31:
-                out[key] = v
-        elif isinstance(v, list):
-            if key in ("mutated", "shape"):
-                out[key] = [x for x in v[:64] if type(x) is int and 0 <= x < 1 << 40]
-            else:
-                out[key] = [x[:200].translate(_CONTROL_CHARS) for x in v[:64] if isinstance(x, str)]
-    return out
-
-
-_REPLY_DEFAULTS = {key: default for key, (_kind, default) in _REPLY_FIELDS.items()}
-#: C0/C1 control characters (but tab and newline) and DEL, shown as U+FFFD.
-_CONTROL_CHARS = {c: "\ufffd" for c in [*range(0, 9), *range(11, 32), *range(127, 160)]}
-
-
-def _load_failure(reply: dict[str, Any], module: str, function: str, params: Sequence[str]) -> Failure:
-    kind = reply.get("kind")
-    file = f"{module}.py"
-    if kind == "syntax":
-        text = str(reply.get("text", ""))
-        offset = int(reply.get("offset", 0) or 0)
-        caret = " " * max(offset - 1, 0) + "^" if text else ""
-        return Failure(
-            kind="syntax",
-            summary=f"{file} has a syntax error on line {reply.get('line', '?')}: "
-                    f"{reply.get('message', '')}",
-            details=f'  File "{reply.get("file") or file}", line {reply.get("line", "?")}\n    {text}\n    {caret}'
-                    if text else "",
-            hint="Python could not read the file. Look at the marked line and the one above it "
-                 "(a missing bracket or colon often shows up one line late).",
-        )
-    if kind == "missing-function":
-        defined = reply.get("defined") or []
-        found = f" It defines: {', '.join(map(str, defined))}." if defined else ""
-        return Failure(
-            kind="missing-function",
-            summary=f"{file} has no function named `{function}`.{found}",
-            hint=f"Keep the name and signature from the stub: def {function}({', '.join(params)}):",
-        )
-    if kind == "not-callable":
-        return Failure(
-            kind="not-callable",
-            summary=f"`{function}` in {file} is a {reply.get('message')}, not a function",
-            hint=f"Define it with def {function}({', '.join(params)}):",
-        )
-    if kind == "signature":
-        return Failure(
-            kind="signature",
-            summary=f"`{reply.get('message')}` cannot be called as {function}({', '.join(params)})",
-            hint=f"Keep the stub's parameters: def {function}({', '.join(params)}):",
-        )
-    if kind == "exit":
-        return Failure(kind="exit", summary=f"your code called exit() while {file} was being imported",
-                       traceback=str(reply.get("traceback", "")),
-                       hint="Remove the exit()/sys.exit() call from the top level of your file.")
-    phase = "being imported"
-    summary = f"{file} raised {reply.get('message', 'an error')} while {phase}"
-    if kind == "exception" and reply.get("exc_type") in ("ImportError", "ModuleNotFoundError"):
-        summary = f"{file} could not import something: {reply.get('message')}"
-    return Failure(kind="import", summary=summary, traceback=str(reply.get("traceback", "")),
-                   hint="Code at the top level of your file runs on import; fix the line shown.")
-
-
-def _call_failure(reply: dict[str, Any], function: str, params: Sequence[str], args: tuple[Any, ...],
-                  kwargs: dict[str, Any], expected_size: int | None,
-                  limits: Limits | None = None) -> Failure:
-    kind = reply.get("kind")
-    repro = repro_line(function, params, args, kwargs)
-    inputs = describe_inputs(params, args)
-    if kind == "not-implemented":
-        return Failure(kind="not-implemented",
-                       summary=f"{function} is not written yet: it still raises NotImplementedError",
-                       traceback=str(reply.get("traceback", "")),
-                       hint="Open the file, replace the `raise NotImplementedError(...)` line with "
-                            "your code, and check again. `attn-practice hint` helps you start.")
-    if kind == "bad-return":
-        returned = reply.get("returned", "something")
-        extra = f" ({reply.get('message')})" if reply.get("message") else ""
-        if returned == "None":
-            summary = f"{function} returned None: did you forget a `return` statement?"
-        else:
-            summary = f"{function} returned {returned}{extra}, not an array of numbers"
-        return Failure(kind="type", summary=summary, details=inputs, repro=repro,
-                       hint="Return a NumPy array of floats.")
-    if kind == "too-large":
-        return Failure(kind="shape", summary=f"{function} returned an array of shape "
-                       f"{tuple(reply.get('shape', []))}, far larger than expected",
-                       details=inputs, repro=repro)
-    if kind == "memory":
-        what = f"ran out of memory (it may use at most {_size_words((limits or Limits()).memory)})"
-    elif kind == "recursion":
-        what = "recursed too deeply (RecursionError)"
-    elif kind == "exit":
-        what = "called exit() (SystemExit) instead of returning"
-    elif kind == "interrupt":
-        what = "raised KeyboardInterrupt"
-    else:
-        what = f"raised {reply.get('message', 'an exception')}"
-    return Failure(kind="exception", summary=f"{function} {what}", details=inputs,
-                   traceback=str(reply.get("traceback", "")), repro=repro,
-                   hint="Run the repro line in Python to see it happen, then read the "
-                        "traceback from the bottom up.")
-
-
-def _size_words(n: int) -> str:
-    for unit, size in (("GiB", GiB), ("MiB", 1024**2), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:g} {unit}"
-    return f"{n} bytes"
-
-
-# --------------------------------------------------------------- display
-def format_array(a: Any, max_elements: int = 64) -> str:
-    """A compact, copy-pasteable rendering of a small array."""
-    if not isinstance(a, np.ndarray):
-        return repr(a)
-    if a.size > max_elements:
-        return f"<array of shape {a.shape}, dtype {a.dtype}>"
-    body = np.array2string(a, separator=", ", precision=17 if a.dtype == np.float64 else 8,
-                           floatmode="maxprec", max_line_width=10_000, threshold=max_elements + 1)
-    body = body.replace("\n", "")
-    dtype = "" if a.dtype == np.float64 else f", dtype=np.{a.dtype}"
-    return f"np.array({body}{dtype})".replace("inf", "np.inf").replace("nan", "np.nan")
-
-
-def repro_line(function: str, params: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    if any(isinstance(a, np.ndarray) and a.size > 64 for a in args):
-        shapes = ", ".join(f"{p}{getattr(a, 'shape', '')}" for p, a in zip(params, args, strict=False))
-        return f"# inputs too large to print: {function}({shapes})"
-    parts = [format_array(a) for a in args] + [f"{k}={format_array(v)}" for k, v in kwargs.items()]
-    return f"{function}({', '.join(parts)})"
-
-
-def describe_inputs(params: Sequence[str], args: tuple[Any, ...]) -> str:
-    lines = []
-    for name, a in zip(params, args, strict=False):
-        if isinstance(a, np.ndarray):
-            lines.append(f"{name}: shape {a.shape}, dtype {a.dtype}")
-            if a.size <= 24:
-                lines.append("  " + np.array2string(a, precision=4, suppress_small=False).replace("\n", "\n  "))
-        else:
-            lines.append(f"{name} = {a!r}")
-    return "\n".join(lines)
+def _reply_text(reply: dict[str, Any]) -> str:
+    error = reply.get("error")
+    return error[:300] if isinstance(error, str) else str(reply)[:300]

@@ -2,7 +2,14 @@
 
 Results stream back as they finish (into the cache, and the progress bar),
 and come out in the order the submissions were given. One submission's
-failure — even of its worker — never touches another's result.
+failure — even of its worker, whatever its content, depth or size — never
+touches another's result: every submission gets a report.
+
+A worker grades many submissions on one fork server, so after each one it
+checks that server and rebuilds it if a hostile submission left it changed;
+a step the grader itself failed on is graded once more on a fresh one, and
+if it fails again the report says so and is never cached (CONTRACT 4.4).
+`grade` draws its examples from the course's secret (CONTRACT 4.3).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from attn_practice import __version__
 from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
+from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
 
 
@@ -36,8 +44,12 @@ class GradeRequest:
     progress: bool = False
 
 
-def options_for(course: Course) -> RunOptions:
-    """The engine settings a course asks for; the engine's own defaults otherwise."""
+def options_for(course: Course, *, secret: str | None = None) -> RunOptions:
+    """The engine settings a course asks for; the engine's own defaults otherwise.
+
+    `secret`: the examples' secret (default: the course's `secret_env`, else
+    this installation's; see `engine.secret`).
+    """
     base = RunOptions()
     course_limits = (replace(base.limits, memory=course.memory_mb * 1024 * 1024)
                      if course.memory_mb else base.limits)
@@ -49,6 +61,7 @@ def options_for(course: Course) -> RunOptions:
         extra_suites=course.extra_suites,
         points=dict(course.points),
         step_limits=limits,
+        secret=secret if secret is not None else grading_secret(course.secret_env),
     )
 
 
@@ -70,8 +83,40 @@ def _grade_one(path: str, label: str, step_ids: list[str],
                files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """Worker task: grade a folder (or in-memory `files`) and return plain data."""
     assert _ENGINE is not None
-    steps = [resolve_step(s) for s in step_ids]
-    return _ENGINE.grade(Path(path), steps, label=label, files=files).to_dict()
+    return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
+
+
+def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: str,
+               files: dict[str, bytes] | None = None) -> GradeReport:
+    """Grade one submission on a warm engine, leaving the engine fit for the next (CONTRACT 4.4).
+
+    The fork server is checked before (a poisoned one makes an honest step
+    look like the learner's fault: "ran out of memory while being imported")
+    and after, and rebuilt whenever it is not as it started. A report with a
+    step the grader failed on (its sandbox could not start...) is graded once
+    more on a fresh one. Never raises for the submission's sake: the worst is
+    a report with `error`.
+    """
+    if engine.launcher.check():
+        engine.launcher.refresh()
+    try:
+        steps = [resolve_step(s) for s in step_ids]
+        report = engine.grade(path, steps, label=label, files=files)
+        if report.grader_failed:
+            engine.launcher.refresh()
+            report = engine.grade(path, steps, label=label, files=files)
+    except Exception as exc:  # noqa: BLE001 - one submission's trouble is its own report
+        engine.launcher.refresh()
+        return _grader_error(label, f"{type(exc).__name__}: {exc}")
+    if engine.launcher.check():
+        engine.launcher.refresh()
+    return report
+
+
+def _grader_error(label: str, what: str) -> GradeReport:
+    return GradeReport(submission=label, grader_version=__version__,
+                       error=f"internal grader error (not a problem with this submission; it was not "
+                             f"graded, please report it to the course staff): {what[:500]}")
 
 
 def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
@@ -88,7 +133,7 @@ def run_grading(request: GradeRequest) -> list[GradeReport]:
     paths = [Path(p) for p in request.submissions]
     labels = list(request.labels or [str(p) for p in paths])
     results: dict[int, GradeReport] = {}
-    cache, keys = _open_cache(request, course, paths)
+    cache, keys = _open_cache(request, course, paths, options.secret)
     todo = []
     for i in range(len(paths)):
         cached = cache.get(keys[i], submission=labels[i]) if cache is not None and keys[i] else None
@@ -101,8 +146,8 @@ def run_grading(request: GradeRequest) -> list[GradeReport]:
             progress.advance(results[_])
         for i, report in _grade_todo(request, options, course, paths, labels, todo):
             results[i] = report
-            if cache is not None and keys[i] and not report.error:
-                cache.put(keys[i], report)
+            if cache is not None and keys[i]:
+                cache.put(keys[i], report)  # refuses what is not `cacheable` (errors, grader failures)
             progress.advance(report)
     return [results[i] for i in range(len(paths)) if i in results]
 
@@ -124,10 +169,10 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     if len(todo) > 1 and options.persist_examples:
         # Record the suites' examples once (against the reference) so that every
         # worker starts by replaying them instead of each running Hypothesis.
-        from attn_practice.grader.engine.replay import warm
+        from attn_practice.grader.engine.warm import warm
 
         try:
-            warm(options.max_examples)
+            warm(options.max_examples, secret=options.secret)
         except Exception:  # noqa: BLE001 - only an optimisation: workers record on their own
             pass
     if jobs <= 1:
@@ -184,12 +229,10 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
                         deaths[i] = deaths.get(i, 0) + 1
                         if deaths[i] < MAX_WORKER_DEATHS:
                             continue
-                        report = GradeReport(submission=labels[i], grader_version=__version__,
-                                             error="internal grader error: the grading worker died "
-                                                   f"{deaths[i]} times while grading this submission")
+                        report = _grader_error(labels[i], f"the grading worker died {deaths[i]} times "
+                                                          "while grading this submission")
                     except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
-                        report = GradeReport(submission=labels[i], grader_version=__version__,
-                                             error=f"internal grader error: {type(exc).__name__}: {exc}")
+                        report = _grader_error(labels[i], f"{type(exc).__name__}: {exc}")
                     pending.remove(i)
                     yield i, report
                 if broken:
@@ -210,11 +253,11 @@ def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
     with Engine(options) as engine:
         for i in todo:
-            steps = [resolve_step(s) for s in step_ids[i]]
-            yield i, engine.grade(paths[i], steps, label=labels[i])
+            yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 
 
-def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tuple[Any, list[str | None]]:
+def _open_cache(request: GradeRequest, course: Course, paths: list[Path],
+                secret: str | None) -> tuple[Any, list[str | None]]:
     if not request.use_cache:
         return None, [None] * len(paths)
     from attn_practice.grader.staff.cache import ResultsCache, grader_fingerprint
@@ -222,11 +265,13 @@ def _open_cache(request: GradeRequest, course: Course, paths: list[Path]) -> tup
     cache = ResultsCache(request.cache_dir) if request.cache_dir else ResultsCache()
     fingerprint = course.fingerprint or "default"
     version = grader_fingerprint()
+    examples = secret_tag(secret)
     keys: list[str | None] = []
     for p in paths:
         try:
-            keys.append(cache.key(p, grader_version=version, course_fingerprint=fingerprint))
-        except OSError:
+            keys.append(cache.key(p, grader_version=version, course_fingerprint=fingerprint,
+                                  examples=examples))
+        except Exception:  # noqa: BLE001 - a submission that cannot be keyed is graded, not cached
             keys.append(None)
     return cache, keys
 

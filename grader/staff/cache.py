@@ -2,7 +2,9 @@
 
 Grading is deterministic (CONTRACT §4: the same submission graded twice gives
 the same result), so a report can be reused whenever the submission's bytes,
-the grader and the course are unchanged. The key hashes exactly those; the
+the grader, the course and the examples' secret are unchanged. The key hashes
+exactly those (the submission through the one walker, `sandbox.submission`:
+every byte of everything a sandbox could import, and more); the
 path is deliberately *not* in the key, so a report is re-labelled with the
 path given this time (two identical submissions share one entry).
 
@@ -18,8 +20,6 @@ import functools
 import hashlib
 import json
 import os
-import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,9 @@ from attn_practice import __version__
 from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.paths import PACKAGE_ROOT
 from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.sandbox.submission import digest
 
-CACHE_FORMAT = 1
-#: Files larger than this count by their size plus a hash of their first MiB.
-LARGE_FILE = 1 << 20
-SKIP_DIRS = frozenset({".git", "__pycache__"})
+CACHE_FORMAT = 2  # 2: whole files, __pycache__ and links by name in the key; the examples' secret
 
 
 def default_directory() -> Path:
@@ -42,30 +40,6 @@ def default_directory() -> Path:
     return Path(base) / "attn-practice" / "results"
 
 
-def _regular_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
-    """(posix relative path, path, lstat) of every regular file, symlinks never followed."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink()
-        )
-        for name in filenames:
-            path = here / name
-            try:
-                st = path.lstat()
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                yield path.relative_to(root).as_posix(), path, st
-
-
-def _file_digest(path: Path, size: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        h.update(f.read(LARGE_FILE) if size > LARGE_FILE else f.read())
-    return h.hexdigest()
-
-
 def _frame(h: Any, *parts: str) -> None:
     """Length-prefixed fields, so no two different inputs hash the same bytes."""
     for part in parts:
@@ -74,17 +48,9 @@ def _frame(h: Any, *parts: str) -> None:
         h.update(data)
 
 
-def submission_digest(submission_dir: str | os.PathLike[str]) -> str:
-    """sha256 over the sorted relative paths and contents of a submission's files."""
-    h = hashlib.sha256()
-    root = Path(submission_dir)
-    for rel, path, st in sorted(_regular_files(root), key=lambda x: x[0]):
-        try:
-            digest = _file_digest(path, st.st_size)
-        except OSError:
-            digest = "unreadable"
-        _frame(h, rel, str(st.st_size), digest)
-    return h.hexdigest()
+def submission_digest(submission_dir: str | os.PathLike[str]) -> str | None:
+    """The submission walker's digest (every byte the sandbox could import, and more); None: too big."""
+    return digest(submission_dir)
 
 
 @functools.cache
@@ -109,10 +75,11 @@ def grader_fingerprint() -> str:
 def cacheable(report: GradeReport) -> bool:
     """Whether a report may be reused: not if it may owe something to luck.
 
-    A timeout can come from a loaded machine, and a whole-submission error from
-    the grader's own environment; both are re-graded next time.
+    A timeout can come from a loaded machine, and a whole-submission error or
+    a step the grader itself failed on (CONTRACT 4.4) from the grader's own
+    environment; all are re-graded next time.
     """
-    if report.error:
+    if report.error or report.grader_failed:
         return False
     return not any(s.status is Status.TIMEOUT for s in report.steps)
 
@@ -124,10 +91,17 @@ class ResultsCache:
         self.directory = Path(directory) if directory is not None else default_directory()
 
     def key(self, submission_dir: str | os.PathLike[str], *, grader_version: str,
-            course_fingerprint: str) -> str:
+            course_fingerprint: str, examples: str = "public") -> str | None:
+        """The entry for this submission, grader, course and examples' secret (`secret_tag`).
+
+        None when the submission cannot be keyed (too large or too deep for the
+        walker to see whole): it is graded afresh each time, never cached.
+        """
+        sub = submission_digest(submission_dir)
+        if sub is None:
+            return None
         h = hashlib.sha256()
-        _frame(h, f"attn-practice-cache/{CACHE_FORMAT}", grader_version, course_fingerprint,
-               submission_digest(submission_dir))
+        _frame(h, f"attn-practice-cache/{CACHE_FORMAT}", grader_version, course_fingerprint, examples, sub)
         return h.hexdigest()
 
     def path(self, key: str) -> Path:

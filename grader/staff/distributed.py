@@ -18,53 +18,31 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from attn_practice import __version__
+from attn_practice.grader.catalog import load_catalog
 from attn_practice.grader.results import GradeReport
+from attn_practice.grader.sandbox import submission
 
-#: Bounds on what one submission may ship to a worker. Generous next to the
-#: engine's own 1 MiB cap on a step file, so an oversized step file still
-#: reaches the engine and gets the same "too large" verdict as a local run.
-MAX_FILE_BYTES = 8 << 20
-MAX_TOTAL_BYTES = 64 << 20
-SKIP_DIRS = frozenset({".git", "__pycache__"})
+#: Bounds on what one submission may ship to a worker (see `submission.remote_payload`).
+MAX_FILE_BYTES = submission.MAX_FILE_BYTES
+MAX_TOTAL_BYTES = submission.MAX_TOTAL_BYTES
 NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
 
 
 def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """`{"name", "files": {relpath: bytes}, "skipped": [relpath...]}` for one submission.
+    """`{"name", "files": {relpath: bytes}, "skipped": [relpath...], "special": {...}}` for one submission.
 
-    Files over MAX_FILE_BYTES, or past MAX_TOTAL_BYTES in all, are listed in
-    `skipped` instead of shipped: step files are small, and a stray dataset
-    must not flood the scheduler.
+    What the one submission walker says a remote worker needs: files over
+    MAX_FILE_BYTES, or past MAX_TOTAL_BYTES in all, are listed in `skipped`
+    instead of shipped (step files are small, and a stray dataset must not
+    flood the scheduler); links, FIFOs and folders named like step files
+    travel as their kind only.
     """
-    root = Path(path)
-    if not root.is_dir():
+    if not Path(path).is_dir():
         raise NotADirectoryError(f"{path}: not a directory")
-    files: dict[str, bytes] = {}
-    skipped: list[str] = []
-    # Entries that are not regular files still change a grade ("step1_scores.py is a
-    # symbolic link / a directory"), so their kind travels too, never their target.
-    special: dict[str, str] = {}
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        for d in dirnames:
-            if d.endswith(".py"):
-                special[(here / d).relative_to(root).as_posix()] = (
-                    "symlink" if (here / d).is_symlink() else "dir")
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (here / d).is_symlink())
-        for name in sorted(filenames):
-            file = here / name
-            rel = file.relative_to(root).as_posix()
-            if file.is_symlink() or not file.is_file():
-                special[rel] = "symlink" if file.is_symlink() else "other"
-                continue
-            size = file.stat().st_size
-            if size > MAX_FILE_BYTES or total + size > MAX_TOTAL_BYTES:
-                skipped.append(rel)
-                continue
-            files[rel] = file.read_bytes()
-            total += size
-    return {"name": str(path), "files": files, "skipped": skipped, "special": special}
+    steps = [e.file for e in load_catalog()]
+    payload = submission.remote_payload(path, max_file_bytes=MAX_FILE_BYTES, max_total_bytes=MAX_TOTAL_BYTES,
+                                        first=steps)
+    return {"name": str(path), **payload}
 
 
 def _safe_relpath(rel: str) -> PurePosixPath:
@@ -115,9 +93,11 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
                 target.symlink_to("/nonexistent/attn-practice-link")
             elif kind == "dir":
                 target.mkdir(exist_ok=True)
-            else:
+            elif kind == "other":
                 os.mkfifo(target)
         report = grade_submission(sub, **grade_kwargs)
+        if report.grader_failed:  # CONTRACT 4.4: once more, on a fresh engine and fork server
+            report = grade_submission(sub, **grade_kwargs)
         return _relabel(report.to_dict(), str(sub), name)
 
 
@@ -166,7 +146,7 @@ def grade_on_dask(
         for index, path in enumerate(paths):
             try:
                 payload = submission_payload(path)
-            except OSError as exc:
+            except Exception as exc:  # noqa: BLE001 - one unreadable submission never loses the class
                 yield index, _failed_report(names[index], exc)
                 continue
             payload["name"] = names[index]

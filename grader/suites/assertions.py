@@ -19,13 +19,8 @@ import numpy as np
 
 from attn_practice.grader.catalog import Exercise, Tolerance
 from attn_practice.grader.results import CarriesFailure, Failure
-from attn_practice.grader.sandbox.launcher import (
-    Learner,
-    LearnerError,
-    describe_inputs,
-    format_array,
-    repro_line,
-)
+from attn_practice.grader.sandbox.failures import describe_inputs, format_array, repro_line
+from attn_practice.grader.sandbox.learner import Learner, LearnerError
 
 
 class StepFailure(CarriesFailure, AssertionError):

@@ -110,7 +110,8 @@ def _passed_workspace(workspace: Workspace | None | bool, steps: Sequence[str]) 
 def _learner_weights(ws: Workspace, step: str, args: tuple[Any, ...],
                      launcher: Launcher | None) -> tuple[np.ndarray | None, str]:
     from attn_practice.grader.catalog import resolve_step
-    from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits
+    from attn_practice.grader.sandbox.launcher import Launcher
+    from attn_practice.grader.sandbox.learner import Learner, LearnerError, Limits
 
     ex = resolve_step(step)
     own = launcher is None

@@ -23,7 +23,8 @@ import numpy as np
 from attn_practice.exercises.lesson_data import worked_example
 from attn_practice.grader.catalog import Exercise, resolve_step
 from attn_practice.grader.results import GradeReport, Status
-from attn_practice.grader.sandbox.launcher import Launcher, Learner, LearnerError, Limits, LoadError
+from attn_practice.grader.sandbox.launcher import Launcher, Limits
+from attn_practice.grader.sandbox.learner import Learner, LearnerError, LoadError
 from attn_practice.grader.teaching.outcome import Row
 from attn_practice.reference import attention as reference
 

@@ -45,7 +45,8 @@ class LearnerFunctions:
         self.closed = False
 
     def _learner(self, ex: Exercise, sig: Any) -> Any:
-        from attn_practice.grader.sandbox.launcher import Launcher, Learner, Limits
+        from attn_practice.grader.sandbox.launcher import Launcher, Limits
+        from attn_practice.grader.sandbox.learner import Learner
 
         if self.closed:
             raise RuntimeError("the server is stopping")
@@ -87,7 +88,7 @@ class LearnerFunctions:
 
     def __call__(self, ex: Exercise, sig: Any, *args: Any) -> tuple[np.ndarray, str]:
         """(the learner's answer, "") or (the reference's answer, why theirs could not be used)."""
-        from attn_practice.grader.sandbox.launcher import LearnerError
+        from attn_practice.grader.sandbox.learner import LearnerError
 
         try:
             got = np.asarray(self._learner(ex, sig)(*args), dtype=np.float64)

@@ -1,0 +1,46 @@
+"""One Hypothesis profile per (max_examples, shrink, secret), shared by engine and replay.
+
+Its own module so that the engine and the example replay can both set it up
+without importing each other. `check` derives its examples from each test
+(the same public examples on every machine); `grade` seeds every test from
+a secret (CONTRACT 4.3), so a table of the public examples is worth nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+
+def configure_hypothesis(max_examples: int, shrink: bool = True) -> None:
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    name = f"attn-practice-{max_examples}{'' if shrink else '-noshrink'}"
+    settings.register_profile(
+        name,
+        max_examples=max_examples,
+        derandomize=True,  # same inputs every run, on every machine (unless seeded: see seed_test)
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink) if shrink else (Phase.explicit, Phase.generate),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+    settings.load_profile(name)
+
+
+def test_seed(secret: str, nodeid: str) -> int:
+    """The seed `nodeid`'s examples are drawn from under `secret` (stable, secret-dependent)."""
+    digest = hashlib.sha256(f"attn-practice-examples/1|{secret}|{nodeid}".encode()).digest()
+    return int.from_bytes(digest[:16], "big")
+
+
+def seed_test(test: Any, secret: str | None, nodeid: str) -> None:
+    """Seed a Hypothesis test from `secret`, or back to the public derandomised examples (None)."""
+    target = getattr(test, "__func__", test)
+    try:
+        target._hypothesis_internal_use_seed = test_seed(secret, nodeid) if secret is not None else None
+    except AttributeError:
+        pass
