@@ -203,3 +203,25 @@ def test_an_import_that_timed_out_beside_the_other_steps_is_judged_again_alone(t
         report = engine.grade(sub)
     assert starved == ["step4"]
     assert [s.status.value for s in report.steps] == ["passed"] * 5
+
+
+def test_an_unwritten_earlier_step_is_named_in_grade_too(tmp_path):
+    """Step 5 calling step 4's untouched stub: the message names step 4's file and function."""
+    sub = make_submission(tmp_path / "bob", steps=CORE[:3])
+    (sub / "step4_weighted_sum.py").write_text(
+        "def weighted_sum(weights, V):\n    raise NotImplementedError('step 4')\n")
+    (sub / "step5_attention.py").write_text(
+        "import numpy as np\nfrom step4_weighted_sum import weighted_sum\n\n\n"
+        "def attention(Q, K, V):\n"
+        "    s = np.matmul(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])\n"
+        "    w = np.exp(s - s.max(axis=-1, keepdims=True))\n"
+        "    return weighted_sum(w / w.sum(axis=-1, keepdims=True), V)\n")
+    code, obj = grade_json(str(sub))
+    assert code == 1
+    step5 = next(s for s in obj["steps"] if s["id"] == "step5")
+    failing = [t for t in step5["tests"] if t["status"] != "passed"]
+    assert failing
+    message = failing[0]["message"]
+    assert "weighted_sum in step4_weighted_sum.py is not written yet" in message
+    assert "your attention calls it" in message
+    assert "attention is not written yet" not in message

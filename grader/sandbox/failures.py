@@ -10,6 +10,8 @@ lines that run on every supported NumPy, and compact input descriptions.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,9 +156,19 @@ def call_failure(reply: dict[str, Any], function: str, params: Sequence[str], ar
     repro = repro_line(function, params, args, kwargs)
     inputs = describe_inputs(params, args)
     if kind is FailureKind.NOT_IMPLEMENTED:
+        traceback = str(reply.get("traceback", ""))
+        stub = _raising_frame(traceback)
+        if stub is not None and stub[1] != function:  # the stub is an earlier step's, called from here
+            where, name = stub
+            return Failure(kind=kind,
+                           summary=f"{name} in {where} is not written yet (your {function} calls it): "
+                                   "it still raises NotImplementedError",
+                           traceback=traceback,
+                           hint=f"Write {name} in {where} first, or check this step with "
+                                "--reference-steps to use the reference versions of earlier steps.")
         return Failure(kind=kind,
                        summary=f"{function} is not written yet: it still raises NotImplementedError",
-                       traceback=str(reply.get("traceback", "")),
+                       traceback=traceback,
                        hint="Open the file, replace the `raise NotImplementedError(...)` line with "
                             "your code, and check again. `attn-practice hint` helps you start.")
     if kind is FailureKind.TYPE:
@@ -233,3 +245,12 @@ def describe_inputs(params: Sequence[str], args: tuple[Any, ...]) -> str:
         else:
             lines.append(f"{name} = {a!r}")
     return "\n".join(lines)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\w+)')
+
+
+def _raising_frame(traceback: str) -> tuple[str, str] | None:
+    """(file, function) of the learner's innermost frame: where the error was raised."""
+    frames = _FRAME.findall(traceback)
+    return (os.path.basename(frames[-1][0]), frames[-1][1]) if frames else None
