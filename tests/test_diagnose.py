@@ -324,7 +324,8 @@ SPELLINGS: list[tuple[str, str, Callable[..., Any]]] = [
     ("step1", "transpose-all-axes", lambda Q, K: np.matmul(Q, np.transpose(K))),
     ("step1", "elementwise-product", lambda Q, K: Q * K.T),
     ("step1", "fixed-rank", lambda Q, K: np.array([[q @ k for k in K] for q in Q])),
-    ("step1", "fixed-rank", lambda Q, K: np.inner(Q, K)),
+    # np.inner on a batch pairs every batch entry with every other one, as np.dot does
+    ("step1", "dot-not-batched", lambda Q, K: np.inner(Q, K)),
     ("step2", "wrong-scale", lambda s, d_k: s / np.sqrt(len(s))),
     ("step2", "wrong-scale", lambda s, d_k: s / d_k ** 2),
     ("step3", "softmax-unstable", lambda x, axis=-1: _mean_shifted_softmax(x, axis)),

@@ -1,0 +1,273 @@
+"""Which catalogued mistakes, alone or two together, explain every answer?
+
+The search, for one failing step (each stage runs only if the one before
+found nothing):
+
+1. `softmax-unstable` is decided first and on its own: NaN or inf on a
+   large-magnitude probe (finite for the reference) while no small probe
+   gives any. It is named whatever else is wrong, and the inputs it spoils
+   are left out of the stages below.
+2. A full explanation: one id, then a pair of ids, whose reading (see
+   `readings.py`; for one id also every catalogued spelling, and for
+   `wrong-scale` a fitted factor) reproduces the learner's output on every
+   input. Each id of a pair must be needed: somewhere its part changes the
+   pair's output and the learner follows it. The best fit (most inputs it
+   explains) is reported with all its ids.
+3. `fixed-rank` and what else fits: right (or explained by one or two ids)
+   at one number of dimensions, wrong at every other. Only when no id
+   explains the failing ranks, so a `K.T` is never reported as fixed-rank.
+4. A partial explanation (a mistake plus something uncatalogued): each id
+   whose reading the learner follows wherever the reading differs from the
+   reference, and that no input contradicts.
+
+Nothing here raises: any failure of this module's own logic means "no
+diagnosis" for the candidate concerned.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attn_practice.grader.engine.diagnose import readings
+from attn_practice.grader.engine.diagnose.evidence import (
+    MATCH,
+    Obs,
+    close,
+    differs,
+    differs_finitely,
+)
+from attn_practice.grader.engine.diagnose.scale import fit_scale
+from attn_practice.reference.mistakes import MISTAKES, mistakes_for
+
+UNSTABLE = "softmax-unstable"
+FIXED_RANK = "fixed-rank"
+#: Ids found by their own rules rather than by a reading.
+PROBE_IDS = frozenset({UNSTABLE, FIXED_RANK})
+_ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
+
+
+@dataclass(frozen=True)
+class Alt:
+    """One way an id (or a pair) can look at a step: a function and its cache key."""
+
+    key: Any
+    fn: Callable[..., Any]
+    cfg: readings.Config | None = None  # composable readings only
+
+
+def _reading(step: str, cfg: readings.Config) -> Alt:
+    return Alt(("cfg", readings.key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
+
+
+def _compute(step: str, cfg: readings.Config, *args: Any) -> np.ndarray:
+    return readings.compute(step, cfg, args)
+
+
+@functools.cache
+def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
+    """id -> its readings (composable) and catalogued spellings at `step`."""
+    out: dict[str, list[Alt]] = {}
+    for mid, cfgs in readings.READINGS.get(step, {}).items():
+        out.setdefault(mid, []).extend(_reading(step, c) for c in cfgs)
+    for mistake, fn in mistakes_for(step):
+        if mistake.id not in PROBE_IDS:
+            out.setdefault(mistake.id, []).append(Alt(("fn", id(fn)), fn))
+    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: _ORDER.get(kv[0], 99))}
+
+
+# ------------------------------------------------------------------ matching
+def _consistent(o: Obs, alt: Alt) -> bool:
+    out = o.output(alt.key, alt.fn)
+    if out is None or o.out is None:
+        return out is None and o.out is None
+    if o.right and not differs(out, o.ref):
+        return True
+    return close(o.out, out, MATCH)
+
+
+def _fits(alt: Alt, obs: Sequence[Obs]) -> bool:
+    return all(_consistent(o, alt) for o in obs)
+
+
+def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs]) -> int:
+    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference)."""
+    n = 0
+    for o in obs:
+        out = o.output(alt.key, alt.fn)
+        if out is None:
+            continue
+        other = o.ref if base is None else o.output(base.key, base.fn)
+        if other is None or differs_finitely(out, other):
+            n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class _Fit:
+    ids: tuple[str, ...]
+    support: int
+    #: ids catalogued at this step: on a tie they win (at step 7 swapping W_q and W_k
+    #: is the same computation as K Q^T, and the learner wrote the former)
+    native: int = 0
+
+    def rank(self) -> tuple[int, int, int, tuple[int, ...]]:
+        return (len(self.ids), -self.support, -self.native, tuple(_ORDER.get(i, 99) for i in self.ids))
+
+
+def _native(step: str, ids: Sequence[str]) -> int:
+    return sum(step in MISTAKES[i].impls for i in ids if i in MISTAKES)
+
+
+def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    fits = []
+    for mid, alts in alternatives(step).items():
+        best = 0
+        for alt in alts:
+            if _fits(alt, obs):
+                s = _support(alt, None, [o for o in obs if o.probe])
+                best = max(best, s and _support(alt, None, obs))
+        if best:
+            fits.append(_Fit((mid,), best, _native(step, (mid,))))
+    if not fits and "wrong-scale" in alternatives(step):
+        n = fit_scale(step, obs)
+        if n:
+            fits.append(_Fit(("wrong-scale",), n))
+    return fits
+
+
+def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    alts = {mid: [a for a in group if a.cfg is not None] for mid, group in alternatives(step).items()}
+    fits: dict[tuple[str, str], int] = {}
+    for (m1, a1s), (m2, a2s) in itertools.combinations(alts.items(), 2):
+        for a1, a2 in itertools.product(a1s, a2s):
+            assert a1.cfg is not None and a2.cfg is not None
+            cfg = readings.merge(a1.cfg, a2.cfg)
+            if cfg is None or cfg == dict(a1.cfg) or cfg == dict(a2.cfg):
+                continue
+            both = _reading(step, cfg)
+            if not _fits(both, obs):
+                continue
+            s1, s2 = _support(both, a2, obs), _support(both, a1, obs)
+            if s1 and s2:
+                fits[(m1, m2)] = max(fits.get((m1, m2), 0), s1 + s2)
+    return [_Fit(ids, s, _native(step, ids)) for ids, s in fits.items()]
+
+
+def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
+    """The ids of the best full explanation of `obs` (one id, else two), or None."""
+    if not any(o.probe and not o.right for o in obs):
+        return None
+    ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
+    for search in (_singles, _pairs):
+        fits = search(step, ordered)
+        if fits:
+            return min(fits, key=_Fit.rank).ids
+    return None
+
+
+# ------------------------------------------------------------ special rules
+def unstable(obs: Sequence[Obs]) -> bool:
+    """NaN/inf on a large-magnitude probe, and on no small one."""
+    large = [o for o in obs if o.probe and o.large]
+    small = [o for o in obs if o.probe and not o.large]
+    if not large or not small:
+        return False
+    if any(o.out is not None and not np.all(np.isfinite(o.out)) for o in small):
+        return False
+    return any(o.out is not None and not np.all(np.isfinite(o.out)) for o in large)
+
+
+def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
+    """('fixed-rank', ...) when one number of dimensions is right or explained and every other is wrong."""
+    ranks = sorted({o.rank for o in obs if o.probe})
+    for r in ranks:
+        others = [o for o in obs if o.rank != r]
+        if not any(o.probe for o in others) or any(o.right for o in others):
+            continue
+        here = [o for o in obs if o.rank == r]
+        if all(o.right for o in here):
+            return (FIXED_RANK,)
+        found = explain(step, here)
+        if found:
+            return (*found, FIXED_RANK)
+    return None
+
+
+def partial(step: str, obs: Sequence[Obs]) -> list[str]:
+    """Ids that no input contradicts and some probe supports (see stage 4 above)."""
+    verdicts: list[tuple[int, int, int, str]] = []
+    for mid, alts in alternatives(step).items():
+        support = unexplained = 0
+        on_probe = False
+        for o in obs:
+            verdict = _outcome(o, alts)
+            if verdict == "contradicts":
+                break
+            if verdict == "support":
+                support += 1
+                on_probe = on_probe or o.probe
+            elif verdict == "silent" and not o.right:
+                unexplained += 1
+        else:
+            if on_probe:
+                verdicts.append((unexplained, -support, _ORDER.get(mid, 99), mid))
+    if not any(v[0] == 0 for v in verdicts) and "wrong-scale" in alternatives(step):
+        n = fit_scale(step, obs)
+        if n:
+            verdicts.append((0, -n, _ORDER["wrong-scale"], "wrong-scale"))
+    return [v[3] for v in sorted(verdicts)]
+
+
+def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
+    """'support', 'consistent', 'silent' or 'contradicts' for one input."""
+    any_differs = consistent = some_raised = False
+    for alt in alts:
+        out = o.output(alt.key, alt.fn)
+        if out is None:
+            some_raised = True
+            consistent = consistent or o.out is None
+            continue
+        d = differs(out, o.ref)
+        any_differs = any_differs or d
+        if not d and o.right:
+            consistent = True
+        elif o.out is not None and close(o.out, out, MATCH):
+            if d and differs_finitely(out, o.ref):
+                return "support"
+            consistent = True
+    if consistent:
+        return "consistent"
+    # Where one spelling of the mistake raises, spellings disagree on this
+    # input: it cannot tell whether the learner wrote yet another one.
+    return "contradicts" if any_differs and not some_raised else "silent"
+
+
+def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
+    """Every id of the best explanation of the learner's answers (see the module docstring)."""
+    tail: list[str] = []
+    if unstable(obs):
+        tail = [UNSTABLE]
+        obs = [o for o in obs
+               if not (o.out is not None and not np.all(np.isfinite(o.out)) and np.all(np.isfinite(o.ref)))]
+    if all(o.right for o in obs):
+        return tail
+    for stage in (explain, fixed_rank):
+        try:
+            found = stage(step, obs)
+        except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
+            found = None
+        if found:
+            return [*found, *(t for t in tail if t not in found)]
+    try:
+        return [*partial(step, obs), *tail]
+    except Exception:  # noqa: BLE001
+        return tail
+
+
+__all__ = ["PROBE_IDS", "alternatives", "diagnose_ids", "explain"]
