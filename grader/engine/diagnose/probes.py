@@ -123,6 +123,8 @@ def _probes_step4() -> tuple[Probe, ...]:
         # batch == n_q and d_v == n_k: here (V.T @ weights.T).T runs
         Probe("3d-t", wv((2, 2, 3), (2, 3, 3)), frozenset({"transpose"})),
         Probe("3d-square", wv((2, 3, 3), (2, 3, 4)), frozenset({"square"})),
+        # a batch of one: weights.T @ V runs (and gives its own output)
+        Probe("3d-batch1", wv((1, 3, 3), (1, 3, 2)), frozenset({"square"})),
         Probe("4d", wv((2, 2, 2, 3), (2, 2, 3, 4))),
     )
 
@@ -170,7 +172,13 @@ def _probes_step6() -> tuple[Probe, ...]:
         Probe("2d-dk1", qkvm((3, 1), (4, 1), (4, 2), (3, 4)), frozenset({"unscaled"})),
         Probe("3d-shared-mask", qkvm((2, 3, 6), (2, 5, 6), (2, 5, 2), (3, 5))),
         Probe("3d", qkvm((2, 3, 5), (2, 4, 5), (2, 4, 3), (2, 3, 4))),
+        # batch == d_k == n_k: K.T runs (np.dot(Q, K.T) too, with a one-row mask) ...
         Probe("3d-kt", qkvm((3, 1, 3), (3, 3, 3), (3, 3, 2), np.array([[True, False, True]])),
+              frozenset({"transpose"})),
+        # ... and here each of the mask and its inverse lets some query see two keys,
+        # so the scores matter with either reading of the mask
+        Probe("3d-kt-b", qkvm((3, 2, 3), (3, 3, 3), (3, 3, 2),
+                              np.array([[True, False, True], [False, True, False]])),
               frozenset({"transpose"})),
         Probe("4d-shared-mask", qkvm((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2), (3, 5))),
         Probe("4d", qkvm((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 5), (2, 1, 2, 4))),

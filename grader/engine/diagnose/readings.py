@@ -103,6 +103,9 @@ def softmax_last(v: str, s: np.ndarray) -> np.ndarray:
     if v == "nokeep-max":
         e = np.exp(s - np.max(s, axis=-1))
         return e / np.sum(e, axis=-1)
+    if v == "nokeep-raw":  # not shift-invariant: an unstable one differs on small input too
+        e = np.exp(s)
+        return e / np.sum(e, axis=-1)
     if v == "exp":
         return np.exp(s)
     if v == "exp-shift":
@@ -147,6 +150,9 @@ def softmax(cfg: Config, x: np.ndarray, axis: int) -> np.ndarray:
         return e / np.sum(e, axis=ax)
     if v == "nokeep-max":
         e = np.exp(x - np.max(x, axis=ax))
+        return e / np.sum(e, axis=ax)
+    if v == "nokeep-raw":
+        e = np.exp(x)
         return e / np.sum(e, axis=ax)
     if v == "exp":
         return np.exp(x)
@@ -254,7 +260,7 @@ _SCALE = {
     "multiplied-by-sqrt": ("mul",),
 }
 _SOFTMAX = {
-    "softmax-wrong-axis": ("axis-2", "axis0", "nokeep", "nokeep-max"),
+    "softmax-wrong-axis": ("axis-2", "axis0", "nokeep", "nokeep-max", "nokeep-raw"),
     "softmax-not-normalised": ("exp", "exp-shift", "exp-global"),
     "softmax-global": ("global",),
 }
@@ -278,7 +284,7 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
     r["wrong-scale"] = _slot("scale", wrong)
     for mid, vs in _SOFTMAX.items():
         r[mid] = _slot("softmax", vs)
-    r["weights-transposed"] = _slot("wsum", ("transposed",))
+    r["weights-transposed"] = _slot("wsum", ("transposed", "transposed-t"))
     if step == "step6":
         # with a -1e9 fill, a softmax along the wrong axis gives no NaN for fully blocked columns
         r["softmax-wrong-axis"] = r["softmax-wrong-axis"] + tuple(
@@ -314,7 +320,7 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
     },
     "step3": {
         "softmax-wrong-axis": (*_slot("axis", ("axis0", "axis-2")),
-                               *_slot("norm", ("nokeep", "nokeep-max"))),
+                               *_slot("norm", ("nokeep", "nokeep-max", "nokeep-raw"))),
         "ignores-axis": _slot("axis", ("last",)),
         "softmax-not-normalised": _slot("norm", ("exp", "exp-shift", "exp-global")),
         "softmax-global": _slot("norm", ("global", "global-unshifted")),

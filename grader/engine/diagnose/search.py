@@ -112,6 +112,7 @@ def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs]) -> int:
 class _Fit:
     ids: tuple[str, ...]
     support: int
+    alt: Alt | None
     #: ids catalogued at this step: on a tie they win (at step 7 swapping W_q and W_k
     #: is the same computation as K Q^T, and the learner wrote the former)
     native: int = 0
@@ -127,23 +128,25 @@ def _native(step: str, ids: Sequence[str]) -> int:
 def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     fits = []
     for mid, alts in alternatives(step).items():
-        best = 0
+        best, best_alt = 0, None
         for alt in alts:
             if _fits(alt, obs):
                 s = _support(alt, None, [o for o in obs if o.probe])
-                best = max(best, s and _support(alt, None, obs))
+                s = s and _support(alt, None, obs)
+                if s > best:
+                    best, best_alt = s, alt
         if best:
-            fits.append(_Fit((mid,), best, _native(step, (mid,))))
+            fits.append(_Fit((mid,), best, best_alt, _native(step, (mid,))))
     if not fits and "wrong-scale" in alternatives(step):
         n = fit_scale(step, obs)
         if n:
-            fits.append(_Fit(("wrong-scale",), n))
+            fits.append(_Fit(("wrong-scale",), n, None))
     return fits
 
 
 def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     alts = {mid: [a for a in group if a.cfg is not None] for mid, group in alternatives(step).items()}
-    fits: dict[tuple[str, str], int] = {}
+    fits: dict[tuple[str, str], tuple[int, Alt]] = {}
     for (m1, a1s), (m2, a2s) in itertools.combinations(alts.items(), 2):
         for a1, a2 in itertools.product(a1s, a2s):
             assert a1.cfg is not None and a2.cfg is not None
@@ -154,9 +157,9 @@ def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
             if not _fits(both, obs):
                 continue
             s1, s2 = _support(both, a2, obs), _support(both, a1, obs)
-            if s1 and s2:
-                fits[(m1, m2)] = max(fits.get((m1, m2), 0), s1 + s2)
-    return [_Fit(ids, s, _native(step, ids)) for ids, s in fits.items()]
+            if s1 and s2 and s1 + s2 > fits.get((m1, m2), (0, both))[0]:
+                fits[(m1, m2)] = (s1 + s2, both)
+    return [_Fit(ids, s, alt, _native(step, ids)) for ids, (s, alt) in fits.items()]
 
 
 def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
@@ -167,8 +170,44 @@ def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
     for search in (_singles, _pairs):
         fits = search(step, ordered)
         if fits:
-            return min(fits, key=_Fit.rank).ids
+            best = min(fits, key=_Fit.rank)
+            if not RANK_IDS & set(best.ids) and _rank_bound(step, best, obs):
+                return (*best.ids, FIXED_RANK)
+            return best.ids
     return None
+
+
+#: Ids that are themselves about the number of axes.
+RANK_IDS = frozenset({FIXED_RANK, "transpose-all-axes", "dot-not-batched"})
+
+
+def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
+    """The learner wrote the mistake in a way that only runs at one number of dimensions.
+
+    `weights.T @ V` is weights-transposed on 2-D input and an error on any batch,
+    where `swapaxes(weights) @ V` runs: another spelling of the same id that agrees
+    on every 2-D probe and runs at a rank where the learner's spelling never does
+    shows that both mistakes are there, so both are named.
+    """
+    if fit.alt is None or len(fit.ids) != 1:
+        return False
+    probes = [o for o in obs if o.probe]
+    dead = {o.rank for o in probes} - {o.rank for o in probes
+                                        if o.output(fit.alt.key, fit.alt.fn) is not None}
+    if not dead or min(dead) < 3:
+        return False
+    for other in alternatives(step)[fit.ids[0]]:
+        if other is fit.alt:
+            continue
+        agree = True
+        for o in probes:
+            mine, theirs = o.output(fit.alt.key, fit.alt.fn), o.output(other.key, other.fn)
+            if o.rank == 2 and mine is not None and (theirs is None or not close(theirs, mine, MATCH)):
+                agree = False
+                break
+        if agree and any(o.rank in dead and o.output(other.key, other.fn) is not None for o in probes):
+            return True
+    return False
 
 
 # ------------------------------------------------------------ special rules
