@@ -144,8 +144,16 @@ def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     return fits
 
 
+def _rare(cfg: readings.Config) -> bool:
+    """Readings that are two slips already (two projections wrong): not paired with a third."""
+    p = cfg.get("proj")
+    return p is not None and sum(a != b for a, b in zip(p, (0, 1, 2), strict=True)) > 1 \
+        and len(set(p)) < 3
+
+
 def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
-    alts = {mid: [a for a in group if a.cfg is not None] for mid, group in alternatives(step).items()}
+    alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
+            for mid, group in alternatives(step).items()}
     fits: dict[tuple[str, str], tuple[int, Alt]] = {}
     for (m1, a1s), (m2, a2s) in itertools.combinations(alts.items(), 2):
         for a1, a2 in itertools.product(a1s, a2s):
