@@ -321,7 +321,9 @@ def _render(console: Console, result: StepResult, ex: Exercise, engine: Any, fil
 
     if options.get("worked_example", True) and ex.id in STEPS and \
             result.status not in (Status.PASSED, Status.MISSING):
-        shims = _reference_shims(ex) if options.get("reference_steps") else None
+        from attn_practice.grader.engine.shims import reference_shims
+
+        shims = reference_shims(ex) if options.get("reference_steps") else None
         try:
             rows = worked_example_rows(Path(tmp), engine.launcher, steps=[ex.id], files=files,
                                        shims=shims)
@@ -331,14 +333,6 @@ def _render(console: Console, result: StepResult, ex: Exercise, engine: Any, fil
     if result.passed:
         console.print(f"[bold green]{ex.id} passes.[/] In a workspace, `attn-practice check {ex.id}` "
                       "records it.")
-
-
-def _reference_shims(ex: Exercise) -> dict[str, str]:
-    from attn_practice.grader.catalog import load_catalog
-    from attn_practice.reference import attention as reference
-
-    source = "import numpy as np\n\n" + inspect.getsource(reference)
-    return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}
 
 
 __all__ = ["NotebookResult", "check", "learner_source"]

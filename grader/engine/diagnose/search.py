@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from attn_practice.grader.engine.diagnose import readings
 from attn_practice.grader.engine.diagnose.evidence import (
     MATCH,
     Obs,
@@ -42,6 +41,7 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs,
     differs_finitely,
 )
+from attn_practice.grader.engine.diagnose.readings import READINGS, Config, compute, key, merge
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.reference.mistakes import MISTAKES, mistakes_for
 
@@ -58,22 +58,22 @@ class Alt:
 
     key: Any
     fn: Callable[..., Any]
-    cfg: readings.Config | None = None  # composable readings only
+    cfg: Config | None = None  # composable readings only
 
 
-def _reading(step: str, cfg: readings.Config) -> Alt:
-    return Alt(("cfg", readings.key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
+def _reading(step: str, cfg: Config) -> Alt:
+    return Alt(("cfg", key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
 
 
-def _compute(step: str, cfg: readings.Config, *args: Any) -> np.ndarray:
-    return readings.compute(step, cfg, args)
+def _compute(step: str, cfg: Config, *args: Any) -> np.ndarray:
+    return compute(step, cfg, args)
 
 
 @functools.cache
 def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
     """id -> its readings (composable) and catalogued spellings at `step`."""
     out: dict[str, list[Alt]] = {}
-    for mid, cfgs in readings.READINGS.get(step, {}).items():
+    for mid, cfgs in READINGS.get(step, {}).items():
         out.setdefault(mid, []).extend(_reading(step, c) for c in cfgs)
     for mistake, fn in mistakes_for(step):
         if mistake.id not in PROBE_IDS:
@@ -144,7 +144,7 @@ def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     return fits
 
 
-def _rare(cfg: readings.Config) -> bool:
+def _rare(cfg: Config) -> bool:
     """Readings that are two slips already (two projections wrong): not paired with a third."""
     p = cfg.get("proj")
     return p is not None and sum(a != b for a, b in zip(p, (0, 1, 2), strict=True)) > 1 \
@@ -158,7 +158,7 @@ def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     for (m1, a1s), (m2, a2s) in itertools.combinations(alts.items(), 2):
         for a1, a2 in itertools.product(a1s, a2s):
             assert a1.cfg is not None and a2.cfg is not None
-            cfg = readings.merge(a1.cfg, a2.cfg)
+            cfg = merge(a1.cfg, a2.cfg)
             if cfg is None or cfg == dict(a1.cfg) or cfg == dict(a2.cfg):
                 continue
             both = _reading(step, cfg)
