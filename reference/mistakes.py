@@ -1219,6 +1219,102 @@ def multi_head_attention__heads_no_transpose(Z, W_q, W_k, W_v, W_o, n_heads):
 
 
 # =====================================================================
+# two mistakes at once (real code often has two; `selftest` checks both are named)
+# =====================================================================
+def softmax__pair__unstable__wrong_axis(x, axis=-1):
+    e = np.exp(np.asarray(x, dtype=float))
+    return e / np.sum(e, axis=0, keepdims=True)
+
+
+def softmax__pair__unstable__ignores_axis(x, axis=-1):
+    e = np.exp(np.asarray(x, dtype=float))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def attention__pair__transpose_all_axes__scale_by_dk(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ K.T / Q.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__pair__transpose_all_axes__unstable(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    e = np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__pair__no_scale__wrong_axis(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(scores - np.max(scores, axis=-2, keepdims=True))
+    weights = e / np.sum(e, axis=-2, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__pair__not_renormalised__scale_by_dk(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True) * np.asarray(mask, dtype=bool)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__pair__mask_inverted__no_scale(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = np.where(np.asarray(mask, dtype=bool), -1e9, Q @ np.swapaxes(K, -1, -2))
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def self_attention__pair__projections_swapped__no_scale(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_v, Z @ W_k
+    scores = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True) @ V
+
+
+def self_attention__pair__transpose_all_axes__scale_by_dk(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ K.T / K.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True) @ V
+
+
+def multi_head_attention__pair__no_output_projection__scale_by_dmodel(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    d_model = Z.shape[-1]
+    d_h = d_model // n_heads
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    heads = []
+    for h in range(n_heads):
+        q = Q[..., h * d_h:(h + 1) * d_h]
+        k = K[..., h * d_h:(h + 1) * d_h]
+        v = V[..., h * d_h:(h + 1) * d_h]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_model)
+        e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+        heads.append(e / np.sum(e, axis=-1, keepdims=True) @ v)
+    return np.concatenate(heads, axis=-1)
+
+
+def multi_head_attention__pair__heads_not_split__unstable(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    e = np.exp(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    return (e / np.sum(e, axis=-1, keepdims=True) @ V) @ W_o
+
+
+# =====================================================================
 # the catalogue
 # =====================================================================
 _ENTRIES = (
@@ -1571,6 +1667,42 @@ _ENTRIES = (
 MISTAKES: Mapping[str, Mistake] = MappingProxyType({m.id: m for m in _ENTRIES})
 
 
+@dataclass(frozen=True)
+class Pair:
+    """Two catalogued mistakes in one implementation: both ids must be named."""
+
+    step: str
+    ids: tuple[str, str]
+    impl: Callable[..., object] = field(compare=False, hash=False, repr=False)
+
+
+PAIRS: tuple[Pair, ...] = (
+    Pair("step3", ("softmax-unstable", "softmax-wrong-axis"), softmax__pair__unstable__wrong_axis),
+    Pair("step3", ("softmax-unstable", "ignores-axis"), softmax__pair__unstable__ignores_axis),
+    Pair("step5", ("transpose-all-axes", "scale-by-dk"),
+         attention__pair__transpose_all_axes__scale_by_dk),
+    Pair("step5", ("transpose-all-axes", "softmax-unstable"),
+         attention__pair__transpose_all_axes__unstable),
+    Pair("step5", ("no-scale", "softmax-wrong-axis"), attention__pair__no_scale__wrong_axis),
+    Pair("step6", ("mask-not-renormalised", "scale-by-dk"),
+         masked_attention__pair__not_renormalised__scale_by_dk),
+    Pair("step6", ("mask-inverted", "no-scale"), masked_attention__pair__mask_inverted__no_scale),
+    Pair("step7", ("projections-swapped", "no-scale"),
+         self_attention__pair__projections_swapped__no_scale),
+    Pair("step7", ("transpose-all-axes", "scale-by-dk"),
+         self_attention__pair__transpose_all_axes__scale_by_dk),
+    Pair("step8", ("no-output-projection", "scale-by-dmodel"),
+         multi_head_attention__pair__no_output_projection__scale_by_dmodel),
+    Pair("step8", ("heads-not-split", "softmax-unstable"),
+         multi_head_attention__pair__heads_not_split__unstable),
+)
+
+
+def pairs_for(step_id: str) -> list[Pair]:
+    """The two-mistake implementations at `step_id`."""
+    return [p for p in PAIRS if p.step == step_id]
+
+
 def mistakes_for(step_id: str) -> list[tuple[Mistake, Callable[..., object]]]:
     """Every (mistake, wrong implementation) pair that can show at `step_id`."""
     return [(m, fn) for m in _ENTRIES for fn in m.impls.get(step_id, ())]
@@ -1592,4 +1724,5 @@ def source_for(mistake_id: str, step_id: str) -> str:
     return learner_source(impls[0], step_id)
 
 
-__all__ = ["MISTAKES", "STEP_FUNCTIONS", "Mistake", "learner_source", "mistakes_for", "source_for"]
+__all__ = ["MISTAKES", "PAIRS", "STEP_FUNCTIONS", "Mistake", "Pair", "learner_source", "mistakes_for",
+           "pairs_for", "source_for"]

@@ -23,7 +23,9 @@ from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.attention import FUNCTIONS
 from attn_practice.reference.mistakes import (
     MISTAKES,
+    PAIRS,
     STEP_FUNCTIONS,
+    Pair,
     mistakes_for,
     source_for,
 )
@@ -55,6 +57,12 @@ CONTRACT_IDS = {
     "heads-not-split": ("step8",),
     "fixed-rank": STEPS,
     "wrong-scale": ("step2", "step5", "step6", "step7", "step8"),
+    # rows added from real code (issue 13)
+    "dot-not-batched": ("step1", "step4", "step5", "step7"),
+    "mask-multiplied": ("step6",),
+    "causal-mask-hardcoded": ("step6",),
+    "heads-concat-wrong-axis": ("step8",),
+    "heads-no-transpose": ("step8",),
 }
 
 
@@ -538,3 +546,63 @@ def test_module_sources_only_use_np_and_math() -> None:
             tree = ast.parse(inspect.getsource(fn))
             used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
             assert not (used & (helpers - {name})) - allowed, (name, used & helpers)
+
+
+# ------------------------------------------------------------ two mistakes
+@pytest.mark.parametrize("pair", PAIRS, ids=[p.impl.__name__.split("__pair__")[1] for p in PAIRS])
+def test_every_catalogued_pair_is_named_with_both_ids(pair: Pair) -> None:
+    assert sorted(ids(pair.step, pair.impl)) == sorted(pair.ids)
+    assert sorted(ids(pair.step, pair.impl, failing_inputs(pair.step, pair.impl))) == sorted(pair.ids)
+
+
+def test_issue_examples_of_cancelling_mistakes_name_both() -> None:
+    """K.T + /d_k, unrenormalised mask + /d_k, no W_o + sqrt(d_model): both ids, not nothing."""
+    def kt_dk(Q, K, V):
+        return _sm(Q @ K.T / Q.shape[-1]) @ V
+
+    def zeroed_dk(Q, K, V, m):
+        return (_sm(_scores(Q, K) / Q.shape[-1]) * m) @ V
+
+    def no_wo_dmodel(Z, Wq, Wk, Wv, Wo, h):
+        d = Z.shape[-1] // h
+        return np.concatenate([_sm(_scores((Z @ Wq)[..., i * d:(i + 1) * d], (Z @ Wk)[..., i * d:(i + 1) * d])
+                                   / np.sqrt(Z.shape[-1])) @ (Z @ Wv)[..., i * d:(i + 1) * d]
+                               for i in range(h)], axis=-1)
+
+    assert sorted(ids("step5", kt_dk)) == ["scale-by-dk", "transpose-all-axes"]
+    assert sorted(ids("step6", zeroed_dk)) == ["mask-not-renormalised", "scale-by-dk"]
+    assert sorted(ids("step8", no_wo_dmodel)) == ["no-output-projection", "scale-by-dmodel"]
+
+
+@pytest.mark.parametrize("other", ["softmax-wrong-axis", "ignores-axis", "projections-swapped", "no-scale"])
+def test_softmax_unstable_is_named_whatever_else_is_wrong(other: str) -> None:
+    def unstable(s: np.ndarray, axis: int = -1) -> np.ndarray:
+        e = np.exp(s)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    cases = {
+        "softmax-wrong-axis": ("step3", lambda x, axis=-1: unstable(x, 0)),
+        "ignores-axis": ("step3", lambda x, axis=-1: unstable(x, -1)),
+        "projections-swapped": ("step7", lambda Z, Wq, Wk, Wv: unstable(
+            _scores(Z @ Wk, Z @ Wk) / np.sqrt(Wq.shape[1])) @ (Z @ Wv)),
+        "no-scale": ("step5", lambda Q, K, V: unstable(_scores(Q, K)) @ V),
+    }
+    step, fn = cases[other]
+    assert sorted(ids(step, fn)) == sorted([other, "softmax-unstable"])
+
+
+def test_fixed_rank_explanation_fits_np_dot_too() -> None:
+    text = MISTAKES["fixed-rank"].explanation
+    assert "np.dot" in text and "einsum" in text
+    assert "np.dot" in MISTAKES["dot-not-batched"].explanation
+
+
+def test_transpose_all_axes_is_read_at_every_attention_step() -> None:
+    """CONTRACT §3: an id is reported wherever its code shows, K.T in steps 5-8 included."""
+    def kt(Q, K, V, mask=None):
+        s = Q @ K.T / np.sqrt(Q.shape[-1])
+        return _sm(s if mask is None else np.where(mask, s, -np.inf)) @ V
+
+    assert ids("step5", kt) == ["transpose-all-axes"]
+    assert ids("step6", kt) == ["transpose-all-axes"]
+    assert ids("step7", lambda Z, Wq, Wk, Wv: kt(Z @ Wq, Z @ Wk, Z @ Wv)) == ["transpose-all-axes"]

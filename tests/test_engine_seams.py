@@ -97,3 +97,17 @@ def test_suite_helpers_live_in_one_place() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert not defined & {"_call_shaped", "_scale", "_check", "_weights"}, path.name
+
+
+@pytest.mark.slow
+def test_selftest_reports_pairs() -> None:
+    """`selftest` grades the catalogued two-mistake files and shows whether both ids were named."""
+    from click.testing import CliRunner
+
+    from attn_practice.cli import cli
+
+    result = CliRunner().invoke(cli, ["selftest", "--step", "step6", "--jobs", "2", "--verbose"])
+    assert result.exit_code == 0, result.output
+    assert "pairs: both" in result.output
+    assert "pair masked_attention__pair__mask_inverted__no_scale: failed" in result.output
+    assert "selftest passed" in result.output

@@ -38,7 +38,8 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
     summaries = run_selftest(exercises, course_obj, jobs)
     console = Console(highlight=False)
     table = Table(title="attn-practice selftest", title_justify="left")
-    for col in ("step", "reference", "mistakes caught", "diagnosed right", "correct variants accepted"):
+    for col in ("step", "reference", "mistakes caught", "diagnosed right", "pairs: both named",
+                "correct variants accepted"):
         table.add_column(col, justify="right" if col != "step" else "left")
     for s in summaries:
         ref = s.of("reference")
@@ -49,13 +50,16 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
             _mark(all(r.ok for r in ref), "passes" if all(r.ok for r in ref) else "FAILS"),
             _ratio(sum(r.caught for r in mistakes), len(mistakes)),
             _ratio(sum(r.diagnosed for r in mistakes), len(mistakes)),
+            _ratio(sum(r.ok for r in s.of("pair")), len(s.of("pair"))),
             _ratio(sum(r.ok for r in variants), len(variants)),
         )
     console.print(table)
     for s in summaries:
         for r in s.results:
             if verbose or not r.ok:
-                want = f" (want diagnosis {r.case.expected_id})" if r.case.kind == "mistake" else ""
+                want = (f" (want diagnosis {r.case.expected_id})" if r.case.kind == "mistake" else
+                        f" (want diagnoses {', '.join(r.case.expected_ids)})" if r.case.kind == "pair"
+                        else "")
                 console.print(f"  {'ok ' if r.ok else 'BAD'} {s.step} {r.case.kind} {r.case.name}: "
                               f"{r.status}, diagnoses {r.diagnoses or '[]'}{want}")
     ok = selftest_ok(summaries)

@@ -18,17 +18,18 @@ from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
 from attn_practice.reference import attention
-from attn_practice.reference.mistakes import learner_source, mistakes_for
+from attn_practice.reference.mistakes import learner_source, mistakes_for, pairs_for
 from attn_practice.reference.variants import variant_source, variants_for
 
 
 @dataclass(frozen=True)
 class Case:
     step: str
-    kind: str  # reference | mistake | variant
+    kind: str  # reference | mistake | pair | variant
     name: str
     expected_id: str  # the diagnosis a mistake must get ("" otherwise)
     source: str
+    expected_ids: tuple[str, ...] = ()  # a pair: every id must be named
 
 
 @dataclass
@@ -39,7 +40,7 @@ class CaseResult:
 
     @property
     def ok(self) -> bool:
-        if self.case.kind == "mistake":
+        if self.case.kind in ("mistake", "pair"):
             return self.caught and self.diagnosed
         return self.status == "passed"
 
@@ -49,6 +50,8 @@ class CaseResult:
 
     @property
     def diagnosed(self) -> bool:
+        if self.case.kind == "pair":
+            return set(self.case.expected_ids) <= set(self.diagnoses)
         return self.case.expected_id in self.diagnoses
 
 
@@ -70,6 +73,9 @@ def cases_for(ex: Exercise) -> list[Case]:
     cases = [Case(ex.id, "reference", "reference", "", ref_source)]
     for mistake, fn in mistakes_for(ex.id):
         cases.append(Case(ex.id, "mistake", fn.__name__, mistake.id, learner_source(fn, ex.id)))
+    for pair in pairs_for(ex.id):
+        cases.append(Case(ex.id, "pair", pair.impl.__name__, "", learner_source(pair.impl, ex.id),
+                          pair.ids))
     for name, _fn in variants_for(ex.id):
         cases.append(Case(ex.id, "variant", name, "", variant_source(name, ex.id)))
     return cases
