@@ -108,6 +108,7 @@ class Obs:
     right: bool
     #: any hashable key (a mistake function's id, a reading's config) -> its output here
     cache: dict[Any, Any] = field(default_factory=dict)
+    name: str = ""  # the probe's
 
     @property
     def rank(self) -> int:
@@ -168,7 +169,7 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
             continue
         out = run(call, _copy(p.args))
         calls += 1
-        obs.append(Obs(p.args, p.tags, True, ref, out, right(out, ref), cache))
+        obs.append(Obs(p.args, p.tags, True, ref, out, right(out, ref), cache, p.name))
     kept = 0
     for args in failing:
         if kept >= MAX_FAILING or calls >= MAX_CALLS:

@@ -50,6 +50,18 @@ def _mask(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rows.reshape(shape)
 
 
+def _aligned(rng: np.random.Generator, n_q: int, n_k: int, d: int,
+             c: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+    """Q and K along one shared direction: scores in the thousands that differ by little.
+
+    Only an exponential taken without subtracting the maximum overflows here; a
+    correct softmax, however it handles the mask, stays finite.
+    """
+    u = rng.standard_normal(d)
+    u *= 1.5 * np.sqrt(d) / np.linalg.norm(u)
+    return c * u + rng.standard_normal((n_q, d)), c * u + 0.05 * rng.standard_normal((n_k, d))
+
+
 def _probes_step1() -> tuple[Probe, ...]:
     rng = np.random.default_rng(1001)
     n = rng.standard_normal
@@ -137,8 +149,11 @@ def _probes_step5() -> tuple[Probe, ...]:
             scale: float = 1.0) -> tuple[np.ndarray, ...]:
         return scale * n(q), scale * n(k), n(v)
 
-    Q, K, V = qkv((3, 4), (5, 4), (5, 2))
-    Q[1] *= 400.0  # one query with huge scores among easy ones
+    Q, K = _aligned(rng, 3, 4, 5)
+    Qs, Ks = _aligned(rng, 4, 4, 3)
+    Qe, Ke, Ve = qkv((3, 4), (5, 4), (5, 2))
+    Ke[:] = 60.0 * rng.standard_normal(4) + 0.05 * Ke
+    Qe[1] = Ke[0] + rng.standard_normal(4)  # one query with huge scores among easy ones
     return (
         Probe("2d", qkv((2, 5), (3, 5), (3, 4))),
         Probe("2d-square", qkv((4, 3), (4, 3), (4, 5)), frozenset({"square"})),
@@ -147,8 +162,10 @@ def _probes_step5() -> tuple[Probe, ...]:
         Probe("3d-square", qkv((2, 3, 4), (2, 3, 4), (2, 3, 5)), frozenset({"square"})),
         Probe("3d-kt", qkv((3, 1, 3), (3, 3, 3), (3, 3, 2)), frozenset({"transpose"})),
         Probe("4d", qkv((2, 2, 3, 4), (2, 2, 2, 4), (2, 2, 2, 5))),
-        Probe("large", qkv((3, 5), (4, 5), (4, 3), scale=40.0), LARGE),
-        Probe("large-slice", (Q, K, V), LARGE),
+        Probe("large", (Q, K, n((4, 3))), LARGE),
+        Probe("large-slice", (Qe, Ke, Ve), LARGE),
+        # n_q == n_k == d_v: K Q^T and weights^T run here too
+        Probe("large-square", (Qs, Ks, n((4, 4))), LARGE),
     )
 
 
@@ -162,8 +179,11 @@ def _probes_step6() -> tuple[Probe, ...]:
         return scale * n(q), scale * n(k), n(v), m
 
     causal = np.tril(np.ones((4, 4), dtype=bool))
-    Q, K, V, M = qkvm((3, 4), (5, 4), (5, 2), (3, 5))
-    Q[1] *= 400.0
+    Q, K = _aligned(rng, 3, 4, 5)
+    Qs, Ks = _aligned(rng, 4, 4, 3)
+    Qe, Ke, Ve, Me = qkvm((3, 4), (5, 4), (5, 2), (3, 5))
+    Ke[:] = 60.0 * rng.standard_normal(4) + 0.05 * Ke
+    Qe[1] = Ke[0] + rng.standard_normal(4)
     return (
         Probe("2d", qkvm((3, 5), (4, 5), (4, 2), (3, 4))),
         Probe("2d-causal", qkvm((4, 3), (4, 3), (4, 5), causal), frozenset({"square"})),
@@ -182,8 +202,9 @@ def _probes_step6() -> tuple[Probe, ...]:
               frozenset({"transpose"})),
         Probe("4d-shared-mask", qkvm((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2), (3, 5))),
         Probe("4d", qkvm((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 5), (2, 1, 2, 4))),
-        Probe("large", qkvm((3, 5), (4, 5), (4, 2), (3, 4), scale=40.0), LARGE),
-        Probe("large-slice", (Q, K, V, M), LARGE),
+        Probe("large", (Q, K, n((4, 2)), _mask(rng, (3, 4))), LARGE),
+        Probe("large-slice", (Qe, Ke, Ve, Me), LARGE),
+        Probe("large-square", (Qs, Ks, n((4, 4)), _mask(rng, (4, 4))), LARGE),
     )
 
 
@@ -195,8 +216,12 @@ def _probes_step7() -> tuple[Probe, ...]:
         d_model = z[-1]
         return n(z), scale * n((d_model, d_k)), scale * n((d_model, d_k)), scale * n((d_model, d_v))
 
-    Z, W_q, W_k, W_v = zw((4, 3), 2, 2)
-    Z[2] *= 500.0
+    def aligned(n_: int, d_model: int, d_k: int, d_v: int) -> tuple[np.ndarray, ...]:
+        W_q = n((d_model, d_k))
+        u = np.linalg.svd(W_q)[0][:, 0]  # the direction W_q stretches most
+        Z = 120.0 * u + 0.02 * n((n_, d_model))
+        return Z, W_q, W_q + 0.05 * n((d_model, d_k)), n((d_model, d_v))
+
     return (
         Probe("2d", zw((3, 4), 5, 2)),
         Probe("2d-same-width", zw((4, 5), 3, 3)),
@@ -204,9 +229,11 @@ def _probes_step7() -> tuple[Probe, ...]:
         Probe("3d", zw((2, 3, 4), 6, 2)),
         Probe("3d-same-width", zw((2, 4, 3), 2, 2)),
         Probe("3d-kt", zw((3, 3, 4), 3, 2), frozenset({"transpose"})),
+        # d_k == d_v too: K.T still runs when the projections are mixed up
+        Probe("3d-kt-same", zw((3, 3, 4), 3, 3), frozenset({"transpose"})),
         Probe("4d", zw((2, 2, 3, 4), 5, 3)),
-        Probe("large", zw((3, 4), 5, 2, scale=25.0), LARGE),
-        Probe("large-slice", (Z, W_q, W_k, W_v), LARGE),
+        Probe("large", aligned(4, 3, 2, 3), LARGE),
+        Probe("large-wide", aligned(3, 4, 5, 2), LARGE),
     )
 
 
@@ -221,6 +248,15 @@ def _probes_step8() -> tuple[Probe, ...]:
 
     eye = zw((4, 6), 2)
     eye = (*eye[:4], np.eye(6), 2)
+
+    def aligned(n_: int, d: int, n_heads: int) -> tuple[Any, ...]:
+        d_h = d // n_heads
+        W_q = n((d, d))
+        # a Z that every head's block of W_q stretches: large scores in every head
+        u = sum(np.linalg.svd(W_q[:, h * d_h:(h + 1) * d_h])[0][:, 0] for h in range(n_heads))
+        Z = 150.0 * u / np.linalg.norm(u) + 0.02 * n((n_, d))
+        return Z, W_q, W_q + 0.05 * n((d, d)), n((d, d)), n((d, d)), n_heads
+
     return (
         Probe("2d", zw((3, 6), 2)),
         Probe("2d-3-heads", zw((4, 6), 3)),
@@ -232,12 +268,33 @@ def _probes_step8() -> tuple[Probe, ...]:
         # batch == n == d_h: here a per-head K.T runs
         Probe("3d-kt", zw((3, 3, 6), 2), frozenset({"transpose"})),
         Probe("4d", zw((2, 2, 3, 6), 3)),
-        Probe("large", zw((3, 6), 2, scale=25.0), LARGE),
+        Probe("large", aligned(4, 4, 2), LARGE),
+        Probe("large-3-heads", aligned(3, 6, 3), LARGE),
     )
+
+
+TWIN = "-twin"
+
+
+def _with_twins(probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
+    """Each large probe followed by its small twin: the same input scaled down.
+
+    NaN where the large probe has it and the twin does not is an overflow; NaN in
+    both (a fully blocked row, say) is some other mistake.
+    """
+    out: list[Probe] = []
+    for p in probes:
+        out.append(p)
+        if "large" in p.tags:
+            args = tuple(a / max(1.0, float(np.max(np.abs(a))) / 2.0)
+                         if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in p.args)
+            out.append(Probe(p.name + TWIN, args, frozenset({"twin"})))
+    return tuple(out)
 
 
 def _frozen(probes: tuple[Probe, ...]) -> tuple[Probe, ...]:
     """Make every probe array read-only: they are shared by every diagnosis."""
+    probes = _with_twins(probes)
     for p in probes:
         for a in p.args:
             if isinstance(a, np.ndarray):
@@ -257,4 +314,4 @@ PROBES: dict[str, tuple[Probe, ...]] = {
     "step8": _frozen(_probes_step8()),
 }
 
-__all__ = ["LARGE", "PROBES", "Probe"]
+__all__ = ["LARGE", "PROBES", "TWIN", "Probe"]

@@ -41,6 +41,7 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs,
     differs_finitely,
 )
+from attn_practice.grader.engine.diagnose.probes import TWIN
 from attn_practice.grader.engine.diagnose.readings import READINGS, Config, compute, key, merge
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.reference.mistakes import MISTAKES, mistakes_for
@@ -172,16 +173,22 @@ def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
 
 def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
     """The ids of the best full explanation of `obs` (one id, else two), or None."""
+    fit = _best_fit(step, obs)
+    if fit is None:
+        return None
+    if not RANK_IDS & set(fit.ids) and _rank_bound(step, fit, obs):
+        return (*fit.ids, FIXED_RANK)
+    return fit.ids
+
+
+def _best_fit(step: str, obs: Sequence[Obs]) -> _Fit | None:
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
     for search in (_singles, _pairs):
         fits = search(step, ordered)
         if fits:
-            best = min(fits, key=_Fit.rank)
-            if not RANK_IDS & set(best.ids) and _rank_bound(step, best, obs):
-                return (*best.ids, FIXED_RANK)
-            return best.ids
+            return min(fits, key=_Fit.rank)
     return None
 
 
@@ -220,14 +227,21 @@ def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
 
 # ------------------------------------------------------------ special rules
 def unstable(obs: Sequence[Obs]) -> bool:
-    """NaN/inf on a large-magnitude probe, and on no small one."""
-    large = [o for o in obs if o.probe and o.large]
-    small = [o for o in obs if o.probe and not o.large]
-    if not large or not small:
-        return False
-    if any(o.out is not None and not np.all(np.isfinite(o.out)) for o in small):
-        return False
-    return any(o.out is not None and not np.all(np.isfinite(o.out)) for o in large)
+    """NaN/inf on a large-magnitude probe where its small twin (and the reference) is finite."""
+    twins = {o.name: o for o in obs if o.probe and "twin" in o.tags}
+    for o in obs:
+        t = twins.get(o.name + TWIN)
+        if not (o.probe and o.large and t is not None and o.out is not None and t.out is not None):
+            continue
+        if o.out.shape == t.out.shape and o.out.shape == o.ref.shape and bool(np.any(
+                ~np.isfinite(o.out) & np.isfinite(t.out) & np.isfinite(o.ref))):
+            return True
+    return False
+
+
+def _spoiled(o: Obs) -> bool:
+    """An input an unstable softmax overflowed on: a large probe, or a failing input, with NaN/inf."""
+    return (o.large or not o.probe) and o.out is not None and not bool(np.all(np.isfinite(o.out)))
 
 
 def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
@@ -240,9 +254,12 @@ def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
         here = [o for o in obs if o.rank == r]
         if all(o.right for o in here):
             return (FIXED_RANK,)
-        found = explain(step, here)
-        if found:
-            return (*found, FIXED_RANK)
+        fit = _best_fit(step, here)
+        # the rank must be what breaks: somewhere else the learner's code fails to run
+        # where the explanation of this rank runs (a shape unpacked into two names)
+        if fit is not None and (fit.alt is None or any(
+                o.out is None and not _consistent(o, fit.alt) for o in others)):
+            return (*fit.ids, FIXED_RANK)
     return None
 
 
@@ -300,8 +317,7 @@ def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     tail: list[str] = []
     if unstable(obs):
         tail = [UNSTABLE]
-        obs = [o for o in obs
-               if not (o.out is not None and not np.all(np.isfinite(o.out)) and np.all(np.isfinite(o.ref)))]
+        obs = [o for o in obs if not _spoiled(o)]
     if all(o.right for o in obs):
         return tail
     for stage in (explain, fixed_rank):
