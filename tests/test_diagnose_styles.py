@@ -148,3 +148,71 @@ def test_exactly_the_mistakes_made_are_named(step: str, want: set[str], fn: Call
 def test_correct_code_in_unusual_styles_gets_no_id(step: str, fn: Callable[..., Any]) -> None:
     assert ids(step, fn) == []
     assert ids(step, fn, _SUITE_INPUTS[step][:6]) == []  # any inputs, as if a test had failed
+
+
+# ------------------------------------------------ shapes of real public code
+# (styles seen in public NumPy attention code: 2-D-only loops in float32, K.T,
+# np.dot, a softmax with axis=1 written for matrices, np.expand_dims)
+def _softmax_rows_f32(x):
+    n, m = x.shape
+    out = np.empty((n, m), dtype=np.float32)
+    for i in range(n):
+        e = np.exp(x[i] - np.max(x[i]))
+        out[i] = e / np.sum(e)
+    return out
+
+
+def r1(Q, K, V):
+    Q, K, V = Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32)
+    return _softmax_rows_f32((Q @ K.T) / np.sqrt(np.float32(Q.shape[1]))) @ V
+
+
+def r3(Q, K, V):
+    s = np.dot(Q, K.T) / np.sqrt(K.shape[1])
+    return np.exp(s) / np.sum(np.exp(s), axis=1, keepdims=True) @ V
+
+
+def r5(Q, K, V):
+    s = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])
+    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
+    return np.matmul(e / e.sum(-1, keepdims=True), V)
+
+
+def r6(Q, K, V):
+    s = np.matmul(Q, K.T) / np.sqrt(Q.shape[-1])
+    s = np.exp(s - np.max(s, axis=-1, keepdims=True))
+    s /= np.sum(s, axis=-1, keepdims=True)
+    return np.matmul(s, V)
+
+
+def r8(Q, K, V):
+    s = (Q @ K.T) / np.sqrt(Q.shape[-1])
+    e = np.exp(s - np.max(s, axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ V
+
+
+def r9(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=1, keepdims=True))
+    return e / np.sum(e, axis=1, keepdims=True)
+
+
+def r10(x, axis=-1):
+    e = np.exp(x)
+    return e / np.expand_dims(np.sum(e, axis=1), 1)
+
+
+REAL_CASES = [
+    ("step5", {"fixed-rank"}, r1),
+    ("step5", {"transpose-all-axes", "softmax-wrong-axis", "softmax-unstable"}, r3),
+    ("step5", {"fixed-rank"}, r5),
+    ("step5", {"transpose-all-axes"}, r6),
+    ("step5", {"transpose-all-axes", "softmax-wrong-axis"}, r8),
+    ("step3", {"ignores-axis"}, r9),
+    ("step3", {"ignores-axis", "softmax-unstable"}, r10),
+]
+
+
+@pytest.mark.parametrize(("step", "want", "fn"), REAL_CASES, ids=[fn.__name__ for _, _, fn in REAL_CASES])
+def test_real_world_shapes_of_code(step: str, want: set[str], fn: Callable[..., Any]) -> None:
+    assert set(ids(step, fn)) == want
+    assert set(ids(step, fn, failing_inputs(step, fn))) == want

@@ -161,6 +161,8 @@ def _probes_step5() -> tuple[Probe, ...]:
         Probe("3d", qkv((2, 3, 6), (2, 5, 6), (2, 5, 2))),
         Probe("3d-square", qkv((2, 3, 4), (2, 3, 4), (2, 3, 5)), frozenset({"square"})),
         Probe("3d-kt", qkv((3, 1, 3), (3, 3, 3), (3, 3, 2)), frozenset({"transpose"})),
+        # K.T runs with several queries too: a softmax over axis 1 still sees the scores
+        Probe("3d-kt-b", qkv((3, 2, 3), (3, 3, 3), (3, 3, 2)), frozenset({"transpose"})),
         Probe("4d", qkv((2, 2, 3, 4), (2, 2, 2, 4), (2, 2, 2, 5))),
         Probe("large", (Q, K, n((4, 3))), LARGE),
         Probe("large-slice", (Qe, Ke, Ve), LARGE),

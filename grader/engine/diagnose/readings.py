@@ -93,8 +93,8 @@ def premask(v: str, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def softmax_last(v: str, s: np.ndarray) -> np.ndarray:
     """The weights over the last axis (the keys), as each variant computes them."""
-    if v in ("ok", "axis-2", "axis0"):
-        ax = {"ok": -1, "axis-2": -2, "axis0": 0}[v]
+    if v in ("ok", "axis-2", "axis0", "axis1"):
+        ax = {"ok": -1, "axis-2": -2, "axis0": 0, "axis1": 1}[v]
         e = np.exp(s - np.max(s, axis=ax, keepdims=True))
         return e / np.sum(e, axis=ax, keepdims=True)
     if v == "nokeep":
@@ -140,7 +140,7 @@ def wsum(v: str, w: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def softmax(cfg: Config, x: np.ndarray, axis: int) -> np.ndarray:
     """Step 3: softmax(x, axis) with the configured axis and normalisation."""
-    ax = {"ok": axis, "axis0": 0, "axis-2": -2, "last": -1}[cfg.get("axis", "ok")]
+    ax = {"ok": axis, "axis0": 0, "axis-2": -2, "last": -1, "one": 1}[cfg.get("axis", "ok")]
     v = cfg.get("norm", "ok")
     if v == "ok":
         e = np.exp(x - np.max(x, axis=ax, keepdims=True))
@@ -260,7 +260,8 @@ _SCALE = {
     "multiplied-by-sqrt": ("mul",),
 }
 _SOFTMAX = {
-    "softmax-wrong-axis": ("axis-2", "axis0", "nokeep", "nokeep-max", "nokeep-raw"),
+    # axis=1 written for 2-D scores: right there, the queries axis for a batch
+    "softmax-wrong-axis": ("axis-2", "axis0", "axis1", "nokeep", "nokeep-max", "nokeep-raw"),
     "softmax-not-normalised": ("exp", "exp-shift", "exp-global"),
     "softmax-global": ("global",),
 }
@@ -321,7 +322,8 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
     "step3": {
         "softmax-wrong-axis": (*_slot("axis", ("axis0", "axis-2")),
                                *_slot("norm", ("nokeep", "nokeep-max", "nokeep-raw"))),
-        "ignores-axis": _slot("axis", ("last",)),
+        # always the last axis, or always axis 1 (the last one of a matrix)
+        "ignores-axis": _slot("axis", ("last", "one")),
         "softmax-not-normalised": _slot("norm", ("exp", "exp-shift", "exp-global")),
         "softmax-global": _slot("norm", ("global", "global-unshifted")),
     },
