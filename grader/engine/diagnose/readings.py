@@ -286,6 +286,7 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
     for mid, vs in _SOFTMAX.items():
         r[mid] = _slot("softmax", vs)
     r["weights-transposed"] = _slot("wsum", ("transposed", "transposed-t"))
+    r["elementwise-product"] = ({"scores": "elementwise"}, {"wsum": "elementwise"})
     if step == "step6":
         # with a -1e9 fill, a softmax along the wrong axis gives no NaN for fully blocked columns
         r["softmax-wrong-axis"] = r["softmax-wrong-axis"] + tuple(
