@@ -167,6 +167,21 @@ def r1(Q, K, V):
     return _softmax_rows_f32((Q @ K.T) / np.sqrt(np.float32(Q.shape[1]))) @ V
 
 
+def _soft_max(z):
+    t = np.exp(z)
+    return np.exp(z) / np.expand_dims(np.sum(t, axis=1), 1)
+
+
+def r2(Q, K, V):
+    return _soft_max(Q @ K.T) @ V
+
+
+def r7(Q, K, V):
+    s = np.dot(Q, K.T) / np.sqrt(K.shape[-1])
+    e = np.exp(s)
+    return np.dot(e / e.sum(axis=0, keepdims=True), V)
+
+
 def r3(Q, K, V):
     s = np.dot(Q, K.T) / np.sqrt(K.shape[1])
     return np.exp(s) / np.sum(np.exp(s), axis=1, keepdims=True) @ V
@@ -203,6 +218,9 @@ def r10(x, axis=-1):
 
 REAL_CASES = [
     ("step5", {"fixed-rank"}, r1),
+    # three and four mistakes at once: K.T, a softmax along axis 1 of a batch, no shift, no scale
+    ("step5", {"transpose-all-axes", "no-scale", "softmax-wrong-axis", "softmax-unstable"}, r2),
+    ("step5", {"transpose-all-axes", "softmax-wrong-axis", "dot-not-batched", "softmax-unstable"}, r7),
     ("step5", {"transpose-all-axes", "softmax-wrong-axis", "softmax-unstable"}, r3),
     ("step5", {"fixed-rank"}, r5),
     ("step5", {"transpose-all-axes"}, r6),
@@ -216,3 +234,37 @@ REAL_CASES = [
 def test_real_world_shapes_of_code(step: str, want: set[str], fn: Callable[..., Any]) -> None:
     assert set(ids(step, fn)) == want
     assert set(ids(step, fn, failing_inputs(step, fn))) == want
+
+
+# ------------------------------------- mistakes with no id: never a false one
+def sc(Q, K):
+    return Q @ sw(K) / np.sqrt(Q.shape[-1])
+
+
+UNCATALOGUED = [
+  ("step5", lambda Q, K, V: sm(sc(Q, K)) @ V / np.sqrt(Q.shape[-1])),
+  ("step5", lambda Q, K, V: sm(sc(Q, K) ** 2) @ V),
+  ("step5", lambda Q, K, V: np.maximum(sc(Q, K), 0) @ V),
+  ("step5", lambda Q, K, V: sm(sc(Q, K)) @ V + Q.mean()),
+  ("step5", lambda Q, K, V: sm(sc(Q, K))[..., ::-1] @ V),
+  ("step5", lambda Q, K, V: sm(-sc(Q, K), axis=-2) @ V),
+  ("step5", lambda Q, K, V: sw(sm(sc(Q, K) * 2)) @ V),
+  ("step5", lambda Q, K, V: sm(sc(Q, K)) @ V[..., ::-1, :]),
+  ("step6", lambda Q, K, V, m: sm(np.where(m, sc(Q, K), -np.inf)) @ V * 0.5),
+  ("step6", lambda Q, K, V, m: sm(np.where(m, sc(Q, K), 1.0)) @ V),
+  ("step6", lambda Q, K, V, m: sm(np.where(m, -sc(Q, K), -np.inf)) @ V),
+  ("step6", lambda Q, K, V, m: sm(np.where(m[..., ::-1], sc(Q, K), -np.inf)) @ V),
+  ("step7", lambda Z, Wq, Wk, Wv: sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) + Z.sum()),
+  ("step7", lambda Z, Wq, Wk, Wv: sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) * 2),
+  ("step7", lambda Z, Wq, Wk, Wv: sm(-sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv)),
+  ("step8", lambda Z, Wq, Wk, Wv, Wo, h: (Z @ Wv) @ Wo),
+  ("step8", lambda Z, Wq, Wk, Wv, Wo, h: sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) @ Wo.T),
+  ("step8", lambda Z, Wq, Wk, Wv, Wo, h: np.mean([sm(sc((Z @ Wq)[..., i::h], (Z @ Wk)[..., i::h])) @ (Z @ Wv) for i in range(h)], axis=0) @ Wo),
+]
+
+
+@pytest.mark.parametrize(("step", "fn"), UNCATALOGUED, ids=[f"{s}-{i}" for i, (s, _) in enumerate(UNCATALOGUED)])
+def test_mistakes_without_an_id_get_none(step: str, fn: Callable[..., Any]) -> None:
+    """Compositions of readings must not imitate a mistake the catalogue does not know."""
+    assert ids(step, fn) == []
+    assert ids(step, fn, failing_inputs(step, fn)) == []

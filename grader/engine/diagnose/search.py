@@ -7,11 +7,12 @@ found nothing):
    large-magnitude probe (finite for the reference) while no small probe
    gives any. It is named whatever else is wrong, and the inputs it spoils
    are left out of the stages below.
-2. A full explanation: one id, then a pair of ids, whose reading (see
+2. A full explanation: one id, then a pair, then (steps 5-8, a bounded
+   search) three ids, whose reading (see
    `readings.py`; for one id also every catalogued spelling, and for
    `wrong-scale` a fitted factor) reproduces the learner's output on every
-   input. Each id of a pair must be needed: somewhere its part changes the
-   pair's output and the learner follows it. The best fit (most inputs it
+   input. Each id of a pair or triple must be needed: somewhere its part
+   changes the output and the learner follows it. The best fit (most inputs it
    explains) is reported with all its ids.
 3. `fixed-rank` and what else fits: right (or explained by one or two ids)
    at one number of dimensions, wrong at every other. Only when no id
@@ -152,27 +153,68 @@ def _rare(cfg: Config) -> bool:
         and len(set(p)) < 3
 
 
+#: At most this many three-mistake readings are tried per diagnosis (a bounded search).
+MAX_TRIPLES = 2500
+
+
 def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    return _combos(step, obs, 2)
+
+
+#: Transposes that undo each other: two of them with a third id can imitate one
+#: uncatalogued mistake exactly (a transposed mask is K Q^T, a softmax over the
+#: queries and weights^T at once), so a triple holds at most one.
+_CANCELLING = frozenset({"scores-transposed", "weights-transposed", "softmax-wrong-axis"})
+
+
+def _triples(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    """Three ids at once (real code often has K.T, a softmax axis and no scaling together)."""
+    if step not in ("step5", "step6", "step7", "step8"):
+        return []
+    return _combos(step, obs, 3, budget=MAX_TRIPLES)
+
+
+def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[_Fit]:
+    """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
     alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
             for mid, group in alternatives(step).items()}
-    fits: dict[tuple[str, str], tuple[int, Alt]] = {}
-    for (m1, a1s), (m2, a2s) in itertools.combinations(alts.items(), 2):
-        for a1, a2 in itertools.product(a1s, a2s):
-            assert a1.cfg is not None and a2.cfg is not None
-            cfg = merge(a1.cfg, a2.cfg)
-            if cfg is None or cfg == dict(a1.cfg) or cfg == dict(a2.cfg):
+    fits: dict[tuple[str, ...], tuple[int, Alt]] = {}
+    tried = 0
+    for mids in itertools.combinations(alts, k):
+        if k > 2 and len(_CANCELLING.intersection(mids)) > 1:
+            continue
+        for picks in itertools.product(*(alts[m] for m in mids)):
+            parts = [p.cfg for p in picks]
+            cfg = _merge_all(parts)
+            if cfg is None:
                 continue
-            both = _reading(step, cfg)
-            if not _fits(both, obs):
+            rests = [_merge_all(parts[:i] + parts[i + 1:]) for i in range(k)]
+            if any(r is None or r == cfg for r in rests):
+                continue  # a part that changes nothing, or parts that clash
+            if budget is not None:
+                tried += 1
+                if tried > budget:
+                    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+            whole = _reading(step, cfg)
+            if not _fits(whole, obs):
                 continue
-            s1, s2 = _support(both, a2, obs), _support(both, a1, obs)
-            if s1 and s2 and s1 + s2 > fits.get((m1, m2), (0, both))[0]:
-                fits[(m1, m2)] = (s1 + s2, both)
-    return [_Fit(ids, s, alt, _native(step, ids)) for ids, (s, alt) in fits.items()]
+            supports = [_support(whole, _reading(step, r), obs) for r in rests if r is not None]
+            if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
+                fits[mids] = (sum(supports), whole)
+    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+
+
+def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
+    out: dict[str, Any] | None = {}
+    for p in parts:
+        if out is None or p is None:
+            return None
+        out = merge(out, p)
+    return out
 
 
 def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
-    """The ids of the best full explanation of `obs` (one id, else two), or None."""
+    """The ids of the best full explanation of `obs` (one id, else two, else three), or None."""
     fit = _best_fit(step, obs)
     if fit is None:
         return None
@@ -185,7 +227,7 @@ def _best_fit(step: str, obs: Sequence[Obs]) -> _Fit | None:
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
-    for search in (_singles, _pairs):
+    for search in (_singles, _pairs, _triples):
         fits = search(step, ordered)
         if fits:
             return min(fits, key=_Fit.rank)
