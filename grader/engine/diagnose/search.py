@@ -1,21 +1,23 @@
-"""Which catalogued mistakes, alone or two together, explain every answer?
+"""Which catalogued mistakes, alone or together, explain every answer?
 
 The search, for one failing step (each stage runs only if the one before
 found nothing):
 
 1. `softmax-unstable` is decided first and on its own: NaN or inf on a
-   large-magnitude probe (finite for the reference) while no small probe
-   gives any. It is named whatever else is wrong, and the inputs it spoils
-   are left out of the stages below.
+   large-magnitude probe where its small twin (the same input scaled down)
+   and the reference are finite. It is named whatever else is wrong; the
+   large probes and the inputs it spoiled are left out of the stages below.
 2. A full explanation: one id, then a pair, then (steps 5-8, a bounded
-   search) three ids, whose reading (see
-   `readings.py`; for one id also every catalogued spelling, and for
-   `wrong-scale` a fitted factor) reproduces the learner's output on every
-   input. Each id of a pair or triple must be needed: somewhere its part
-   changes the output and the learner follows it. The best fit (most inputs it
-   explains) is reported with all its ids.
-3. `fixed-rank` and what else fits: right (or explained by one or two ids)
-   at one number of dimensions, wrong at every other. Only when no id
+   search) three ids, whose reading (`readings.py`; for one id also every
+   catalogued spelling, and for `wrong-scale` a fitted factor) reproduces
+   the learner's output on every input. Each id of a pair or triple must
+   be needed: somewhere its part changes the output and the learner
+   follows it. The best fit (fewest ids, then most inputs explained) is
+   reported with all its ids; a mistake spelled so that it only runs on
+   2-D input (`weights.T @ V`) adds `fixed-rank`.
+3. `fixed-rank` and what else fits: right (or fully explained) at one
+   number of dimensions, never right at the others, and somewhere else the
+   learner's code fails to run where the explanation runs. Only when no id
    explains the failing ranks, so a `K.T` is never reported as fixed-rank.
 4. A partial explanation (a mistake plus something uncatalogued): each id
    whose reading the learner follows wherever the reading differs from the
