@@ -14,12 +14,12 @@ How an id is matched
   reference and the learner is right there, or the learner's output agrees
   with it (same shape, same NaN/inf positions, finite entries within rtol
   1e-5 and atol 1e-8 + 1e-6 * the output's largest magnitude).
-* Reported: all ids of the best explanation that matches every input; an
-  id of a pair only if its part changes the result somewhere the learner
-  follows. Never an id the evidence contradicts, never one on right answers.
+* Reported: all ids of the best explanation (one id, else two, else
+  three) that matches every input; an id of a pair or triple only if its
+  part changes the result somewhere the learner follows. Never an id the evidence contradicts, never one on right answers.
 * `softmax-unstable`: NaN or inf on a large-magnitude probe that the
-  reference handles, while no small probe gives any; named whatever else
-  is wrong. `fixed-rank`: one number of dimensions right (or explained by
+  reference handles, where the same input scaled down gives none; named
+  whatever else is wrong. `fixed-rank`: one number of dimensions right (or explained by
   other ids), every other wrong, and nothing more specific fits.
 * `wrong-scale` covers every divisor but the right one: alone, the factor
   is fitted; in a pair, common wrong divisors are tried.
