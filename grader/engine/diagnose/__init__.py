@@ -3,10 +3,10 @@
 `diagnose(step_id, call, failing_inputs)` runs the learner's function (through
 `call`, one sandbox round trip each) on the failing test inputs and on a few
 fixed probes (`probes.py`), then searches for the catalogued mistakes, alone
-or two together, whose computation gives what the learner gave
-(`search.py`: one id, two, or three at once). Every mistake is modelled as a change to one part of the
-computation (`readings.py`), computed here in the trusted process, so two
-mistakes compose without a hand-written file per pair.
+or together, whose computation gives what the learner gave (`search.py`).
+Every mistake is modelled as a change to one part of the computation
+(`readings.py`), computed here in the trusted process, so mistakes compose
+without a hand-written file per pair.
 
 How an id is matched
 --------------------
