@@ -4,7 +4,10 @@ Each `Mistake` carries the words a learner sees (title, explanation, nudge)
 and, per step where it can show, one or more wrong implementations written
 the way a learner would write them. A mistake met early shows again later
 (a `K.T` inside step 5 is still `transpose-all-axes`), so later steps hold
-composites: the full computation with that one mistake in it.
+composites: the full computation with that one mistake in it. `PAIRS` holds
+implementations with two mistakes at once, whose ids must both be named.
+(The diagnosis composes mistakes itself, from `grader/engine/diagnose/readings.py`;
+these files are what `selftest` grades to check it.)
 
 Every implementation below is a plain, self-contained module-level function:
 it uses only `np` and `math`, calls no other function of this module, and
