@@ -25,6 +25,8 @@ MAX_CALLS = 40
 MAX_FAILING = 12
 #: Failing inputs larger than this (elements over all arrays) are not replayed.
 MAX_ELEMENTS = 20_000
+#: At most this many readings' outputs are kept per probe (they are small arrays).
+MAX_CACHED = 5_000
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ class Obs:
     def output(self, cache_key: Any, fn: Callable[..., Any]) -> np.ndarray | None:
         """fn on this input (the arrays are the grader's own copies), computed once."""
         if cache_key not in self.cache:
+            if len(self.cache) >= MAX_CACHED:  # a probe's cache lives as long as the process
+                self.cache.clear()
             self.cache[cache_key] = run(fn, self.args)
         return self.cache[cache_key]
 
