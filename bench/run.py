@@ -120,6 +120,10 @@ def main() -> None:
         base_rate = base_n / (time.perf_counter() - t0)
         out["batch"]["plain_pytest_per_s"] = base_rate
         out["batch"]["ratio_to_plain_pytest"] = out["batch"]["per_s"] / base_rate
+        # diagnosis of failing steps, the grader's own share (bench/diagnose_bench.py)
+        diag = subprocess.run([sys.executable, str(HERE / "diagnose_bench.py")], capture_output=True,
+                              text=True, cwd=ROOT)
+        out["diagnosis"] = json.loads(diag.stdout) if diag.returncode == 0 else {"error": diag.stderr[-500:]}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     (HERE / "results.json").write_text(json.dumps(out, indent=2))

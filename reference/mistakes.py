@@ -4,13 +4,16 @@ Each `Mistake` carries the words a learner sees (title, explanation, nudge)
 and, per step where it can show, one or more wrong implementations written
 the way a learner would write them. A mistake met early shows again later
 (a `K.T` inside step 5 is still `transpose-all-axes`), so later steps hold
-composites: the full computation with that one mistake in it.
+composites: the full computation with that one mistake in it. `PAIRS` holds
+implementations with two mistakes at once, whose ids must both be named.
+(The diagnosis composes mistakes itself, from `grader/engine/diagnose/readings.py`;
+these files are what `selftest` grades to check it.)
 
 Every implementation below is a plain, self-contained module-level function:
 it uses only `np` and `math`, calls no other function of this module, and
 its source (`source_for`) is a complete learner file once the `def` line is
 renamed to the step's function. `attn-practice selftest` sends those files
-to a real sandbox; `grader/diagnose.py` runs the functions in-process.
+to a real sandbox; `grader/engine/diagnose/` runs the functions in-process.
 """
 
 from __future__ import annotations
@@ -1121,6 +1124,200 @@ def multi_head_attention__fixed_rank(Z, W_q, W_k, W_v, W_o, n_heads):
 
 
 # =====================================================================
+# np.dot on batched input, scores multiplied by the mask, a hard-coded
+# causal mask, heads joined or reshaped the wrong way (seen in real code)
+# =====================================================================
+def dot_scores__dot_not_batched(Q, K):
+    return np.dot(np.asarray(Q), np.swapaxes(np.asarray(K), -1, -2))
+
+
+def weighted_sum__dot_not_batched(weights, V):
+    return np.dot(np.asarray(weights), np.asarray(V))
+
+
+def attention__dot_not_batched(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return np.dot(weights, np.asarray(V, dtype=float))
+
+
+def self_attention__dot_not_batched(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = np.dot(Z, W_q), np.dot(Z, W_k), np.dot(Z, W_v)
+    scores = np.dot(Q, np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return np.dot(weights, V)
+
+
+def masked_attention__mask_multiplied(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = scores * np.asarray(mask, dtype=float)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__causal_mask_hardcoded(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    causal = np.tril(np.ones((Q.shape[-2], K.shape[-2]), dtype=bool))
+    scores = np.where(causal, scores, -np.inf)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def multi_head_attention__heads_concat_wrong_axis(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    n, d_model = Z.shape[-2], Z.shape[-1]
+    d_h = d_model // n_heads
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    heads = []
+    for h in range(n_heads):
+        q = Q[..., h * d_h:(h + 1) * d_h]
+        k = K[..., h * d_h:(h + 1) * d_h]
+        v = V[..., h * d_h:(h + 1) * d_h]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_h)
+        e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+        heads.append(e / np.sum(e, axis=-1, keepdims=True) @ v)
+    joined = np.concatenate(heads, axis=-2)
+    return joined.reshape(Z.shape[:-2] + (n, d_model)) @ W_o
+
+
+def multi_head_attention__heads_concat_stacked(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    n, d_model = Z.shape[-2], Z.shape[-1]
+    d_h = d_model // n_heads
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    heads = []
+    for h in range(n_heads):
+        q = Q[..., h * d_h:(h + 1) * d_h]
+        k = K[..., h * d_h:(h + 1) * d_h]
+        v = V[..., h * d_h:(h + 1) * d_h]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_h)
+        e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+        heads.append(e / np.sum(e, axis=-1, keepdims=True) @ v)
+    return np.stack(heads, axis=-1).reshape(Z.shape[:-2] + (n, d_model)) @ W_o
+
+
+def multi_head_attention__heads_no_transpose(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    n, d_model = Z.shape[-2], Z.shape[-1]
+    d_h = d_model // n_heads
+    shape = Z.shape[:-2] + (n_heads, n, d_h)
+    Q = (Z @ W_q).reshape(shape)
+    K = (Z @ W_k).reshape(shape)
+    V = (Z @ W_v).reshape(shape)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_h)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    heads = e / np.sum(e, axis=-1, keepdims=True) @ V
+    return heads.reshape(Z.shape[:-2] + (n, d_model)) @ W_o
+
+
+# =====================================================================
+# two mistakes at once (real code often has two; `selftest` checks both are named)
+# =====================================================================
+def softmax__pair__unstable__wrong_axis(x, axis=-1):
+    e = np.exp(np.asarray(x, dtype=float))
+    return e / np.sum(e, axis=0, keepdims=True)
+
+
+def softmax__pair__unstable__ignores_axis(x, axis=-1):
+    e = np.exp(np.asarray(x, dtype=float))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def attention__pair__transpose_all_axes__scale_by_dk(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ K.T / Q.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__pair__transpose_all_axes__unstable(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    e = np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__pair__no_scale__wrong_axis(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(scores - np.max(scores, axis=-2, keepdims=True))
+    weights = e / np.sum(e, axis=-2, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__pair__not_renormalised__scale_by_dk(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True) * np.asarray(mask, dtype=bool)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__pair__mask_inverted__no_scale(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = np.where(np.asarray(mask, dtype=bool), -1e9, Q @ np.swapaxes(K, -1, -2))
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def self_attention__pair__projections_swapped__no_scale(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_v, Z @ W_k
+    scores = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True) @ V
+
+
+def self_attention__pair__transpose_all_axes__scale_by_dk(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ K.T / K.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True) @ V
+
+
+def multi_head_attention__pair__no_output_projection__scale_by_dmodel(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    d_model = Z.shape[-1]
+    d_h = d_model // n_heads
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    heads = []
+    for h in range(n_heads):
+        q = Q[..., h * d_h:(h + 1) * d_h]
+        k = K[..., h * d_h:(h + 1) * d_h]
+        v = V[..., h * d_h:(h + 1) * d_h]
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_model)
+        e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+        heads.append(e / np.sum(e, axis=-1, keepdims=True) @ v)
+    return np.concatenate(heads, axis=-1)
+
+
+def multi_head_attention__pair__heads_not_split__unstable(Z, W_q, W_k, W_v, W_o, n_heads):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    e = np.exp(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    return (e / np.sum(e, axis=-1, keepdims=True) @ V) @ W_o
+
+
+# =====================================================================
 # the catalogue
 # =====================================================================
 _ENTRIES = (
@@ -1395,9 +1592,10 @@ _ENTRIES = (
     Mistake(
         "fixed-rank",
         "Works for one number of dimensions only",
-        "Your code assumes a fixed number of axes (it unpacks the shape into two names, "
-        "indexes axes 0 and 1, or hard-codes an einsum), so inputs with a different "
-        "number of batch axes fail.",
+        "Your code gives right answers for one number of axes only: something in it "
+        "assumes a fixed rank (a shape unpacked into two names, axes 0 and 1 by number, "
+        "a hard-coded einsum, `.T`, or np.dot, which does not treat leading axes as a "
+        "batch), so inputs with a different number of batch axes fail.",
         "Refer to axes from the end (-1, -2) and use operations that broadcast over "
         "leading axes, then try a 3-D input.",
         {
@@ -1411,10 +1609,101 @@ _ENTRIES = (
             "step8": (multi_head_attention__fixed_rank,),
         },
     ),
+    Mistake(
+        "dot-not-batched",
+        "np.dot on batched input",
+        "np.dot (like np.inner) is a matrix product only for 2-D arrays. Given a batch, "
+        "it pairs every "
+        "batch entry with every other one, so batched input comes out with extra axes "
+        "(or fails).",
+        "Use `@` (np.matmul), which treats leading axes as a batch, and try your "
+        "function on a 3-D input.",
+        {
+            "step1": (dot_scores__dot_not_batched,),
+            "step4": (weighted_sum__dot_not_batched,),
+            "step5": (attention__dot_not_batched,),
+            "step7": (self_attention__dot_not_batched,),
+        },
+    ),
+    Mistake(
+        "mask-multiplied",
+        "Scores multiplied by the mask",
+        "Multiplying the scores by the mask turns blocked scores into 0, not into "
+        "-inf: exp(0) = 1, so blocked keys still get weight.",
+        "Which score gives weight exactly 0 after the softmax? Put that value where the "
+        "mask is False (np.where) before the softmax.",
+        {"step6": (masked_attention__mask_multiplied,)},
+    ),
+    Mistake(
+        "causal-mask-hardcoded",
+        "Causal mask hard-coded",
+        "Your function builds its own causal (lower-triangular) mask instead of using "
+        "the `mask` argument, so any other mask is ignored.",
+        "Use the mask you are given: True where query i may attend to key j.",
+        {"step6": (masked_attention__causal_mask_hardcoded,)},
+    ),
+    Mistake(
+        "heads-concat-wrong-axis",
+        "Heads joined along the wrong axis",
+        "The head outputs were joined along the wrong axis (stacked as extra rows, "
+        "interleaved column by column, or reshaped from (..., n_heads, n, d_h) without "
+        "moving the heads axis back) before becoming (..., n, d_model), so "
+        "each position gets pieces of other positions or other heads.",
+        "Head h's output belongs in columns h*d_h to (h+1)*d_h of each position's "
+        "row: concatenate the heads in order along the last axis.",
+        {"step8": (multi_head_attention__heads_concat_wrong_axis,
+                   multi_head_attention__heads_concat_stacked)},
+    ),
+    Mistake(
+        "heads-no-transpose",
+        "Heads reshaped without the transpose",
+        "Reshaping (..., n, d_model) straight to (..., n_heads, n, d_h) without "
+        "swapping axes mixes positions and heads: a head then sees slices of several "
+        "positions.",
+        "Reshape to (..., n, n_heads, d_h) first, then swap the n and n_heads axes; "
+        "undo both in reverse order after the attention.",
+        {"step8": (multi_head_attention__heads_no_transpose,)},
+    ),
 )
 
 #: Diagnosis id -> its catalogue entry.
 MISTAKES: Mapping[str, Mistake] = MappingProxyType({m.id: m for m in _ENTRIES})
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two catalogued mistakes in one implementation: both ids must be named."""
+
+    step: str
+    ids: tuple[str, str]
+    impl: Callable[..., object] = field(compare=False, hash=False, repr=False)
+
+
+PAIRS: tuple[Pair, ...] = (
+    Pair("step3", ("softmax-unstable", "softmax-wrong-axis"), softmax__pair__unstable__wrong_axis),
+    Pair("step3", ("softmax-unstable", "ignores-axis"), softmax__pair__unstable__ignores_axis),
+    Pair("step5", ("transpose-all-axes", "scale-by-dk"),
+         attention__pair__transpose_all_axes__scale_by_dk),
+    Pair("step5", ("transpose-all-axes", "softmax-unstable"),
+         attention__pair__transpose_all_axes__unstable),
+    Pair("step5", ("no-scale", "softmax-wrong-axis"), attention__pair__no_scale__wrong_axis),
+    Pair("step6", ("mask-not-renormalised", "scale-by-dk"),
+         masked_attention__pair__not_renormalised__scale_by_dk),
+    Pair("step6", ("mask-inverted", "no-scale"), masked_attention__pair__mask_inverted__no_scale),
+    Pair("step7", ("projections-swapped", "no-scale"),
+         self_attention__pair__projections_swapped__no_scale),
+    Pair("step7", ("transpose-all-axes", "scale-by-dk"),
+         self_attention__pair__transpose_all_axes__scale_by_dk),
+    Pair("step8", ("no-output-projection", "scale-by-dmodel"),
+         multi_head_attention__pair__no_output_projection__scale_by_dmodel),
+    Pair("step8", ("heads-not-split", "softmax-unstable"),
+         multi_head_attention__pair__heads_not_split__unstable),
+)
+
+
+def pairs_for(step_id: str) -> list[Pair]:
+    """The two-mistake implementations at `step_id`."""
+    return [p for p in PAIRS if p.step == step_id]
 
 
 def mistakes_for(step_id: str) -> list[tuple[Mistake, Callable[..., object]]]:
@@ -1438,4 +1727,5 @@ def source_for(mistake_id: str, step_id: str) -> str:
     return learner_source(impls[0], step_id)
 
 
-__all__ = ["MISTAKES", "STEP_FUNCTIONS", "Mistake", "learner_source", "mistakes_for", "source_for"]
+__all__ = ["MISTAKES", "PAIRS", "STEP_FUNCTIONS", "Mistake", "Pair", "learner_source", "mistakes_for",
+           "pairs_for", "source_for"]

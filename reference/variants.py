@@ -101,10 +101,9 @@ def softmax__max_shift(x, axis=-1):
 
 
 def softmax__logsumexp(x, axis=-1):
-    x = np.asarray(x)
-    m = np.max(x, axis=axis, keepdims=True)
-    lse = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-    return np.exp(x - lse)
+    # shift first: m + log(...) would lose the log term next to an x of 1e300
+    s = np.asarray(x) - np.max(x, axis=axis, keepdims=True)
+    return np.exp(s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True)))
 
 
 def softmax__moveaxis_loops(x, axis=-1):
@@ -137,8 +136,8 @@ def softmax__scipy(x, axis=-1):
 def softmax__scipy_logsumexp(x, axis=-1):
     from scipy.special import logsumexp
 
-    x = np.asarray(x)
-    return np.exp(x - logsumexp(x, axis=axis, keepdims=True))
+    s = np.asarray(x) - np.max(x, axis=axis, keepdims=True)
+    return np.exp(s - logsumexp(s, axis=axis, keepdims=True))
 
 
 def softmax__list_of_lists(x, axis=-1):
@@ -231,9 +230,8 @@ def attention__loops(Q, K, V):
 def attention__logsumexp(Q, K, V):
     Q = np.asarray(Q)
     scores = np.matmul(Q, np.moveaxis(np.asarray(K), -1, -2)) / np.sqrt(Q.shape[-1])
-    m = scores.max(axis=-1, keepdims=True)
-    lse = m + np.log(np.exp(scores - m).sum(axis=-1, keepdims=True))
-    return np.matmul(np.exp(scores - lse), V)
+    s = scores - scores.max(axis=-1, keepdims=True)
+    return np.matmul(np.exp(s - np.log(np.exp(s).sum(axis=-1, keepdims=True))), V)
 
 
 def attention__scipy(Q, K, V):

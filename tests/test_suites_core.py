@@ -117,6 +117,18 @@ def test_corpus_file(engine: Engine, sandbox_imports_scipy: bool, sid: str, path
     else:
         assert result.status is Status.FAILED, describe(result)
         assert any(t.status is Status.FAILED for t in result.tests), describe(result)
+        expected = _expected_ids(path)
+        found = [d.id for d in result.diagnoses]
+        assert set(expected) <= set(found), f"expected {expected}, got {found}\n{describe(result)}"
+
+
+def _expected_ids(path: Path) -> list[str]:
+    """The ids on the file's `Expected diagnosis:` line (none for `none`)."""
+    for line in (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").splitlines():
+        if line.strip().lower().startswith("expected diagnosis:"):
+            value = line.split(":", 1)[1].strip()
+            return [] if value.lower() == "none" else [v.strip() for v in value.split(",")]
+    return []
 
 
 @pytest.mark.parametrize("sid", CORE)

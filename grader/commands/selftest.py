@@ -57,7 +57,8 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
     out = console()
     private = any(s.private for s in summaries)
     table = Table(title="attn-practice selftest", title_justify="left")
-    columns = ["step", "reference", "mistakes caught", "diagnosed right", "correct variants accepted"]
+    columns = ["step", "reference", "mistakes caught", "diagnosed right", "pairs: both named",
+               "correct variants accepted"]
     if private:
         columns.append("caught by private tests")
     for col in columns:
@@ -72,6 +73,7 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
             _mark(ref_ok, "passes" if ref_ok else "FAILS"),
             _ratio(sum(r.caught for r in mistakes), len(mistakes)),
             _ratio(sum(r.diagnosed for r in mistakes), len(mistakes)),
+            _ratio(sum(r.ok for r in s.of(CaseKind.PAIR)), len(s.of(CaseKind.PAIR))),
             _ratio(sum(r.ok for r in variants), len(variants)),
         ]
         if private:
@@ -84,7 +86,9 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
             out.print(Text(f"  BAD {s.step} private test {name!r} did not run on the reference"))
         for r in s.results:
             if verbose or not r.ok:
-                want = f" (want diagnosis {r.case.expected_id})" if r.case.kind is CaseKind.MISTAKE else ""
+                want = (f" (want diagnosis {r.case.expected_id})" if r.case.kind is CaseKind.MISTAKE else
+                        f" (want diagnoses {', '.join(r.case.expected_ids)})" if r.case.kind is CaseKind.PAIR
+                        else "")
                 priv = (f"; private tests failing: {', '.join(r.private_failed)}"
                         if r.private_failed else "")
                 out.print(Text(f"  {'ok ' if r.ok else 'BAD'} {s.step} {r.case.kind} {r.case.name}: "

@@ -10,24 +10,21 @@ for once.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import time
 import tokenize
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from attn_practice import __version__
 from attn_practice.grader.catalog import Exercise, core_steps, load_catalog
+from attn_practice.grader.engine.diagnose import diagnose
 from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
+from attn_practice.grader.engine.plugin import run_suites, suite_files
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
-from attn_practice.grader.paths import SUITE_INI, SUITES_DIR
+from attn_practice.grader.engine.shims import reference_shims
 from attn_practice.grader.results import (
     Diagnosis,
     Failure,
@@ -40,16 +37,14 @@ from attn_practice.grader.sandbox.launcher import Launcher
 from attn_practice.grader.sandbox.learner import (
     Budget,
     Learner,
-    LearnerError,
     Limits,
     LoadInfo,
     close_learners,
 )
 from attn_practice.grader.sandbox.submission import read_regular_file
-from attn_practice.grader.suites.assertions import StepContext, StepFailure
+from attn_practice.grader.suites.assertions import StepContext
 from attn_practice.reference import attention as reference
 
-MAX_FAILING_INPUTS = 6
 MAX_STEP_FILE_BYTES = 1024 * 1024
 
 
@@ -137,7 +132,7 @@ class Engine:
                     self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
                     params=ex.params, limits=self._limits(ex),
                     display_dir="" if files is not None else label, files=files,
-                    shims=_reference_shims(ex) if self.options.reference_steps else None,
+                    shims=reference_shims(ex) if self.options.reference_steps else None,
                     budget=budget,
                 )
                 learners.append(learner)
@@ -332,19 +327,7 @@ def _step_error(ex: Exercise, points: float, status: Status, failure: Failure, o
     )
 
 
-def _reference_shims(ex: Exercise) -> dict[str, str]:
-    """Module sources standing in for earlier steps (check --reference-steps)."""
-    import inspect
-
-    source = inspect.getsource(reference)
-    return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}
-
-
 def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
-    try:
-        from attn_practice.grader.engine.diagnose import diagnose
-    except ImportError:
-        return []
     try:
         return list(diagnose(ex.id, ctx.learner, list(ctx.failing_inputs)))
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a reason to crash
@@ -352,180 +335,5 @@ def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
 
 
 # ------------------------------------------------------------ pytest glue
-class _SuitePlugin:
-    """Provides the `step` fixture and marker, and collects every outcome."""
-
-    def __init__(self, contexts: dict[str, StepContext], replay: ExampleReplay | None = None,
-                 shrink: bool = True):
-        self.contexts = contexts
-        self.replay = replay
-        self.shrink = shrink
-        self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
-        self._started: dict[str, float] = {}
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "step(id): the step this hidden test belongs to")
-        # We never read pytest's failure text (failures are structured), and building
-        # it is about half the cost of a failing step.
-        config.option.tbstyle = "no"
-
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
-        keep, drop = [], []
-        for item in items:
-            (keep if _step_of(item) in self.contexts else drop).append(item)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-    @pytest.fixture
-    def step(self, request: pytest.FixtureRequest) -> StepContext:
-        ctx = self.contexts[_step_of(request.node)]
-        ctx.begin_test()
-        return ctx
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """Run tests through the example replay, their calls batched (see `ExampleReplay`)."""
-        if self.replay is None:
-            return None
-        funcargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        hyp = getattr(pyfuncitem.obj, "hypothesis", None)
-        if hyp is None:
-            self.replay.run_plain(pyfuncitem, funcargs)
-        else:
-            self.replay.run(pyfuncitem, hyp, funcargs, shrink=self.shrink)
-        return True
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
-        outcome = yield
-        rep = outcome.get_result()
-        step_id = _step_of(item)
-        if step_id not in self.outcomes:
-            return
-        if rep.when == "setup" and rep.passed:
-            return
-        if rep.when == "teardown" and rep.passed:
-            return
-        name = _test_name(item)
-        if rep.passed:
-            self.outcomes[step_id].append(TestResult(name=name, status=Status.PASSED, duration=rep.duration))
-            return
-        if rep.skipped:
-            self.outcomes[step_id].append(TestResult(name=name, status=Status.SKIPPED, duration=rep.duration))
-            return
-        exc = call.excinfo.value if call.excinfo is not None else None
-        self.outcomes[step_id].append(_failed_test(name, exc, rep.duration))
-
-
-def _failed_test(name: str, exc: BaseException | None, duration: float) -> TestResult:
-    failure = _find_failure(exc)
-    if failure is None:
-        text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
-        failure = Failure(kind="internal", summary=f"the grader itself failed on this test ({text[:300]})",
-                          hint="This is not your fault: please report it to the course staff.")
-        return TestResult(name=name, status=Status.ERROR, message=failure.summary, failure=failure,
-                          duration=duration)
-    status = failure.kind.status  # carried from the sandbox's reply, never read back from the text
-    return TestResult(name=name, status=status, message=failure.summary, failure=failure, duration=duration)
-
-
-def _find_failure(exc: BaseException | None) -> Failure | None:
-    """The structured failure inside `exc` (Hypothesis may wrap it in a group)."""
-    if exc is None:
-        return None
-    if isinstance(exc, (StepFailure, LearnerError)):
-        return exc.failure
-    for inner in getattr(exc, "exceptions", ()) or ():
-        found = _find_failure(inner)
-        if found is not None:
-            return found
-    cause = exc.__cause__ or exc.__context__
-    if cause is not None and cause is not exc:
-        return _find_failure(cause)
-    return None
-
-
-def _step_of(item: Any) -> str:
-    marker = item.get_closest_marker("step")
-    return str(marker.args[0]) if marker and marker.args else ""
-
-
-def _test_name(item: pytest.Item) -> str:
-    fn = getattr(item, "function", None)
-    doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
-    if doc:
-        return doc[0].rstrip(".")
-    return item.name.removeprefix("test_").replace("_", " ")
-
-
-@contextlib.contextmanager
-def _clean_pytest_env() -> Iterator[None]:
-    """No plugin autoload, no PYTEST_ADDOPTS: the run is ours alone."""
-    saved = {k: os.environ.get(k) for k in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
-                                            "PYTEST_PLUGINS")}
-    os.environ.pop("PYTEST_ADDOPTS", None)
-    os.environ.pop("PYTEST_PLUGINS", None)
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str]:
-    files = []
-    for sid in step_ids:
-        files.extend(str(p) for p in sorted(SUITES_DIR.glob(f"test_{sid}_*.py")))
-    files.extend(str(p) for p in extra)
-    return files
-
-
-def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
-               replay: ExampleReplay | None = None, *, shrink: bool = True) -> dict[str, list[TestResult]]:
-    """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
-    plugin = _SuitePlugin(contexts, replay, shrink)
-    args = [
-        *suite_files(list(contexts), extra),
-        "-c", str(SUITE_INI),
-        "--rootdir", str(SUITES_DIR),
-        "-p", "no:cacheprovider",
-        "-p", "no:stepwise",
-        "-p", "no:terminal",
-        "-p", "no:unraisableexception",
-        "-p", "no:threadexception",
-        "-p", "no:faulthandler",
-        "-p", "no:doctest",
-        "-p", "no:junitxml",
-        "-p", "no:pastebin",
-        "-p", "no:nose",
-        # Per-test machinery no grading needs (and warnings are silenced below).
-        "-p", "no:capture",
-        "-p", "no:logging",
-        "-p", "no:warnings",
-        "-p", "no:debugging",
-        "-p", "no:unittest",
-        "-p", "no:setuponly",
-        "-p", "no:setupplan",
-        "-p", "no:subtests",
-        "--assert=plain",
-        "--import-mode=importlib",
-    ]
-    with _clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = pytest.main(args, plugins=[plugin])
-    if code == pytest.ExitCode.INTERRUPTED:
-        # Ctrl-C: some tests never ran, so no step may be reported as passed.
-        raise KeyboardInterrupt
-    if code == pytest.ExitCode.USAGE_ERROR or code == pytest.ExitCode.INTERNAL_ERROR:
-        raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
-    return plugin.outcomes
-
-
-__all__ = ["Engine", "RunOptions", "core_steps", "default_steps", "grade_submission", "run_suites"]
+__all__ = ["Engine", "RunOptions", "core_steps", "default_steps", "grade_submission", "reference_shims",
+           "run_suites", "suite_files"]

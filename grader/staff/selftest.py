@@ -21,7 +21,7 @@ from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.results import GradeReport, Status
 from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
 from attn_practice.reference import attention
-from attn_practice.reference.mistakes import learner_source, mistakes_for
+from attn_practice.reference.mistakes import learner_source, mistakes_for, pairs_for
 from attn_practice.reference.variants import variant_source, variants_for
 
 
@@ -30,6 +30,7 @@ class CaseKind(str, enum.Enum):
 
     REFERENCE = "reference"
     MISTAKE = "mistake"
+    PAIR = "pair"  # two catalogued mistakes at once: both ids must be named
     VARIANT = "variant"
 
     def __str__(self) -> str:
@@ -43,6 +44,7 @@ class Case:
     name: str
     expected_id: str  # the diagnosis a mistake must get ("" otherwise)
     source: str
+    expected_ids: tuple[str, ...] = ()  # a pair: every id must be named
 
 
 @dataclass
@@ -56,7 +58,7 @@ class CaseResult:
 
     @property
     def ok(self) -> bool:
-        if self.case.kind is CaseKind.MISTAKE:
+        if self.case.kind in (CaseKind.MISTAKE, CaseKind.PAIR):
             return self.caught and self.diagnosed
         return self.status is Status.PASSED
 
@@ -70,6 +72,8 @@ class CaseResult:
 
     @property
     def diagnosed(self) -> bool:
+        if self.case.kind is CaseKind.PAIR:
+            return set(self.case.expected_ids) <= set(self.diagnoses)
         return self.case.expected_id in self.diagnoses
 
 
@@ -100,6 +104,9 @@ def cases_for(ex: Exercise) -> list[Case]:
     cases = [Case(ex.id, CaseKind.REFERENCE, "reference", "", ref_source)]
     for mistake, fn in mistakes_for(ex.id):
         cases.append(Case(ex.id, CaseKind.MISTAKE, fn.__name__, mistake.id, learner_source(fn, ex.id)))
+    for pair in pairs_for(ex.id):
+        cases.append(Case(ex.id, CaseKind.PAIR, pair.impl.__name__, "", learner_source(pair.impl, ex.id),
+                          pair.ids))
     for name, _fn in variants_for(ex.id):
         cases.append(Case(ex.id, CaseKind.VARIANT, name, "", variant_source(name, ex.id)))
     return cases

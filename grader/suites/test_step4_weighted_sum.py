@@ -11,20 +11,6 @@ pytestmark = pytest.mark.step("step4")
 WORKED_WEIGHTS = np.array([[0.50648, 0.18632, 0.30720]])
 
 
-def _scale(weights, V):
-    """Sum of |terms| per entry: float32 rounding error grows with it, not with the result."""
-    return np.abs(weights.astype(np.float64)) @ np.abs(V.astype(np.float64))
-
-
-def _call_shaped(step, weights, V):
-    """The learner's output and the reference's, after checking the shape (values not yet)."""
-    expected = step.expected(weights, V)
-    got = step.call(weights, V, expected_size=expected.size)
-    if got.shape != expected.shape:
-        step.compare(got, expected, (weights, V))  # raises the shape failure
-    return got, expected
-
-
 def _random_weights(rng, shape):
     raw = rng.uniform(0.05, 1.0, size=shape)
     return raw / raw.sum(axis=-1, keepdims=True)
@@ -40,7 +26,7 @@ def test_one_hot_weights_pick_rows(step):
     V = np.array([[1.5, -2.0, 3.0], [0.25, 4.0, -1.0], [7.0, 0.5, 2.0], [-3.0, 1.0, 0.0]])
     picks = [2, 0, 3, 3, 1]
     weights = np.eye(4)[picks]
-    got, expected = _call_shaped(step, weights, V)
+    got, expected = step.call_shaped(weights, V)
     step.require(
         bool(np.array_equal(got, V[picks])),
         "with one-hot weights the output rows should be exactly V's rows "
@@ -88,16 +74,17 @@ def test_matches_reference_2d(step, wv):
 @given(wv=S.weights_and_values(batched=True))
 def test_batched_float64_and_float32(step, wv):
     """Leading batch dimensions are kept, for float64 and float32 input (float32 tolerance)."""
-    step.check(*wv, scale=_scale(*wv))
+    step.check_scaled(*wv)
 
 
 @given(wv=S.weights_and_values())
 def test_output_between_values(step, wv):
-    """With weights >= 0 summing to 1, each output column lies between the smallest and largest entry of V's column."""
+    """Weights >= 0 summing to 1 give each output within its column of V, and the right values."""
     weights, V = wv
-    got, _ = _call_shaped(step, weights, V)
+    got, expected = step.call_shaped(weights, V)
     step.require_in_value_range(
         got, V, wv,
         hint="A weighted average (weights >= 0 summing to 1) never overshoots the values; "
              "check which axis of the weights you sum over.",
     )
+    step.compare(got, expected, wv, scale=step.rounding_scale(*wv))

@@ -9,29 +9,6 @@ from attn_practice.grader.suites import strategies as S
 pytestmark = pytest.mark.step("step5")
 
 
-def _weights(Q, K):
-    """Attention weights in float64 (stable softmax of the scaled scores)."""
-    Q = Q.astype(np.float64)
-    K = K.astype(np.float64)
-    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
-
-
-def _scale(Q, K, V):
-    """Sum of |terms| per output entry: rounding error grows with it, not with the result."""
-    return _weights(Q, K) @ np.abs(V.astype(np.float64))
-
-
-def _call_shaped(step, Q, K, V):
-    """The learner's output and the reference's, after checking the shape (values not yet)."""
-    expected = step.expected(Q, K, V)
-    got = step.call(Q, K, V, expected_size=expected.size)
-    if got.shape != expected.shape:
-        step.compare(got, expected, (Q, K, V))  # raises the shape failure
-    return got, expected
-
-
 def _require_between_values(step, got, Q, K, V):
     """Every output entry lies between the smallest and largest entry of its column of V."""
     step.require_in_value_range(
@@ -69,7 +46,7 @@ def test_large_scores_stay_finite(step):
     V = rng.normal(size=(5, 3)) * 4
     for K in (near, spread):
         for q in (Q, -Q):
-            got, expected = _call_shaped(step, q, K, V)
+            got, expected = step.call_shaped(q, K, V)
             step.require(
                 bool(np.all(np.isfinite(got))),
                 f"NaN or inf in the output for scores as large as "
@@ -88,10 +65,10 @@ def test_permuting_keys_and_values(step):
         Q = rng.normal(size=batch + (3, 4))
         K = rng.normal(size=batch + (5, 4))
         V = rng.normal(size=batch + (5, 2)) * 3
-        got, expected = _call_shaped(step, Q, K, V)
+        got, expected = step.call_shaped(Q, K, V)
         for perm in (np.arange(5)[::-1], rng.permutation(5)):
             Kp, Vp = K[..., perm, :], V[..., perm, :]
-            moved, _ = _call_shaped(step, Q, Kp, Vp)
+            moved, _ = step.call_shaped(Q, Kp, Vp)
             step.require(
                 bool(np.allclose(moved, got, rtol=1e-6, atol=1e-9)),
                 f"reordering keys and values together (order {perm.tolist()}) changed the output",
@@ -108,20 +85,20 @@ def test_permuting_keys_and_values(step):
 @given(qkv=S.qkv_arrays(batched=False, dtype=np.float64))
 def test_matches_reference_2d(step, qkv):
     """2-D float64 inputs of every small shape match the reference; each output row lies within V's rows."""
-    got, expected = _call_shaped(step, *qkv)
+    got, expected = step.call_shaped(*qkv)
     _require_between_values(step, got, *qkv)
-    step.compare(got, expected, qkv, scale=_scale(*qkv))
+    step.compare(got, expected, qkv, scale=step.rounding_scale(*qkv))
 
 
 @given(qkv=S.qkv_arrays(batched=True, dtype=np.float64))
 def test_batched_inputs(step, qkv):
     """Leading batch dimensions are kept: (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v) -> (..., n_q, d_v)."""
-    step.check(*qkv, scale=_scale(*qkv))
+    step.check(*qkv, scale=step.rounding_scale(*qkv))
 
 
 @given(qkv=S.qkv_arrays(dtype=np.float32))
 def test_float32_inputs(step, qkv):
     """float32 inputs give the right values (float32 tolerance); output rows lie within V's rows."""
-    got, expected = _call_shaped(step, *qkv)
+    got, expected = step.call_shaped(*qkv)
     _require_between_values(step, got, *qkv)
-    step.compare(got, expected, qkv, scale=_scale(*qkv))
+    step.compare(got, expected, qkv, scale=step.rounding_scale(*qkv))

@@ -13,18 +13,6 @@ from attn_practice.reference import attention as R
 pytestmark = pytest.mark.step("step6")
 
 
-def _weights(Q, K, mask):
-    """The reference attention weights, in float64."""
-    Q, K = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
-    scores = R.scale_scores(R.dot_scores(Q, K), Q.shape[-1])
-    return R.softmax(np.where(mask, scores, -np.inf), axis=-1)
-
-
-def _scale(Q, K, V, mask):
-    """Weighted |V|: float32 rounding of the weights moves each output by a fraction of this."""
-    return _weights(Q, K, mask) @ np.abs(np.asarray(V, dtype=np.float64))
-
-
 def _mask(rng, shape, p_allowed=0.5):
     """A random boolean mask with at least one True (allowed key) in every row."""
     mask = rng.random(shape) < p_allowed
@@ -70,13 +58,13 @@ def test_causal_sentence(step):
 @given(inputs=S.masked_inputs(batched=False, dtype=np.float64))
 def test_random_and_causal_masks(step, inputs):
     """2-D float64 inputs with random and causal (n_q, n_k) masks match the reference."""
-    step.check(*inputs, scale=_scale(*inputs))
+    step.check_scaled(*inputs)
 
 
 @given(inputs=S.masked_inputs(batched=True, dtype=np.float64))
 def test_batched_inputs(step, inputs):
     """Batch dimensions, with one shared (n_q, n_k) mask or one mask per example (..., n_q, n_k)."""
-    step.check(*inputs, scale=_scale(*inputs))
+    step.check_scaled(*inputs)
 
 
 @given(inputs=S.masked_inputs(dtype=np.float32))
@@ -86,7 +74,7 @@ def test_float32_inputs(step, inputs):
     # Moderate scores (|Q|, |K| <= 2.5; dividing by 4 is exact) keep every allowed weight far
     # from float32 underflow, whatever order a correct implementation masks and shifts in.
     Q, K = Q / np.float32(4), K / np.float32(4)
-    step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))
 
 
 def test_shared_mask_over_a_batch(step):
@@ -95,9 +83,9 @@ def test_shared_mask_over_a_batch(step):
     Q, K, V = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 6, 5)), rng.normal(size=(2, 3, 6, 2))
     Q *= 2.0
     shared = _mask(rng, (4, 6))
-    step.check(Q, K, V, shared, scale=_scale(Q, K, V, shared))
+    step.check(Q, K, V, shared, scale=step.rounding_scale(Q, K, V, shared))
     per_example = _mask(rng, (2, 3, 4, 6))
-    step.check(Q, K, V, per_example, scale=_scale(Q, K, V, per_example))
+    step.check(Q, K, V, per_example, scale=step.rounding_scale(Q, K, V, per_example))
 
 
 def test_blocked_values_are_ignored(step):
@@ -107,7 +95,7 @@ def test_blocked_values_are_ignored(step):
     mask = _mask(rng, (2, 4, 5))
     mask[0, :, 4] = False  # key 4 of the first example is blocked for every query
     mask[0, :, 0] = True  # ... and key 0 allowed, so no row is left without a key
-    base = step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    base = step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))
     for j in range(K.shape[-2]):
         V2 = V.copy()
         V2[:, j, :] = rng.uniform(1e5, 1e6, size=(2, 2)) * np.array([1.0, -1.0])
@@ -126,6 +114,9 @@ def test_blocked_values_are_ignored(step):
                      "Set blocked scores to -inf before the softmax, and check which of True and "
                      "False means 'allowed'.",
             )
+        # the property first (it teaches more), then the values
+        step.compare(got, step.expected(Q, K, V2, mask), (Q, K, V2, mask),
+                     scale=step.rounding_scale(Q, K, V2, mask))
 
 
 def test_causal_mask_hides_the_future(step):
@@ -134,7 +125,7 @@ def test_causal_mask_hides_the_future(step):
     n, d_k, d_v = 5, 3, 2
     Q, K, V = rng.normal(size=(2, n, d_k)) * 2.0, rng.normal(size=(2, n, d_k)) * 2.0, rng.normal(size=(2, n, d_v))
     mask = _causal(n, n)
-    base = step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    base = step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))
     tol = step.tolerance((Q,))
     for i in range(n - 1):
         K2, V2 = K.copy(), V.copy()
@@ -143,7 +134,7 @@ def test_causal_mask_hides_the_future(step):
         got = _call_same_shape(step, base, Q, K2, V2, mask)
         # Bounded, not bit-exact: a correct version may shift by the max over all keys, which
         # moves when a later key changes; the changed values (~1e5) would show far above this.
-        bound = tol.atol + tol.rtol * _scale(Q, K, V, mask)[:, : i + 1]
+        bound = tol.atol + tol.rtol * step.rounding_scale(Q, K, V, mask)[:, : i + 1]
         moved = np.abs(got[:, : i + 1] - base[:, : i + 1]) > bound
         if np.any(moved):
             b, r = (int(x) for x in np.argwhere(moved)[0][:2])
@@ -155,6 +146,8 @@ def test_causal_mask_hides_the_future(step):
                 hint="Query i may only attend to keys 0..i (mask True); later keys need weight "
                      "exactly 0.",
             )
+        step.compare(got, step.expected(Q, K2, V2, mask), (Q, K2, V2, mask),
+                     scale=step.rounding_scale(Q, K2, V2, mask))
 
 
 def test_large_scores_stay_finite(step):
@@ -168,4 +161,4 @@ def test_large_scores_stay_finite(step):
     mask = _mask(rng, (n_q, n_k), 0.6)
     scores = R.dot_scores(Q, K) / np.sqrt(d_k)
     assert 1e3 < scores.min() and scores.max() < 1e5 and np.ptp(scores, axis=-1).max() < 50  # self-check
-    step.check(Q, K, V, mask, scale=_scale(Q, K, V, mask))
+    step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))

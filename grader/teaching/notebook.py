@@ -307,6 +307,7 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
     files = {ex.file: data}
 
     from attn_practice.grader.engine.engine import Engine, RunOptions
+    from attn_practice.grader.engine.shims import reference_shims
 
     run = {k: options[k] for k in ("max_examples", "reference_steps") if k in options}
     run.setdefault("speed_notes", True)
@@ -328,7 +329,7 @@ def check(step: str, function: Any, **options: Any) -> StepResult:
         rows: tuple = ()
         if show and options.get("worked_example", True) and ex.id in STEPS and \
                 result.status not in (Status.PASSED, Status.MISSING):
-            shims = _reference_shims(ex) if options.get("reference_steps") else None
+            shims = reference_shims(ex) if options.get("reference_steps") else None
             try:
                 rows = tuple(worked_example_rows(Path(tmp), engine.launcher, steps=[ex.id],
                                                  files=files, shims=shims))
@@ -395,14 +396,6 @@ def _render(console: Console, result: StepResult, ex: Exercise, name: str, rows:
     from rich.text import Text
 
     console.print(Text.from_ansi(captured.get().rstrip("\n")), soft_wrap=True)
-
-
-def _reference_shims(ex: Exercise) -> dict[str, str]:
-    from attn_practice.grader.catalog import load_catalog
-    from attn_practice.reference import attention as reference
-
-    source = "import numpy as np\n\n" + inspect.getsource(reference)
-    return {dep.module: source for dep in load_catalog() if dep.id in ex.depends_on}
 
 
 __all__ = ["NotebookResult", "check", "learner_source"]

@@ -1,5 +1,5 @@
-"""wrong_softmax_not_normalised: returns exp(x) without dividing by the sum.
-Expected diagnosis: softmax-not-normalised
+"""wrong_softmax_not_normalised: returns exp(x) without dividing by the sum (and without a shift, so large input overflows).
+Expected diagnosis: softmax-not-normalised, softmax-unstable
 """
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""wrong_other_zero_fill: sets blocked scores to 0 instead of -inf, so blocked keys still get weight.
-Expected diagnosis: none
+"""wrong_mask_multiplied: sets blocked scores to 0 instead of -inf (the same as multiplying by the mask), so blocked keys still get weight.
+Expected diagnosis: mask-multiplied
 """
 
 import numpy as np

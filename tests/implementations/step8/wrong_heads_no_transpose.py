@@ -1,5 +1,5 @@
-"""wrong_other_reshape_without_transpose: reshapes (..., n, d_model) straight to (..., heads, n, d_h), mixing positions and heads.
-Expected diagnosis: none
+"""wrong_heads_no_transpose: reshapes (..., n, d_model) straight to (..., heads, n, d_h), mixing positions and heads.
+Expected diagnosis: heads-no-transpose
 """
 
 import numpy as np

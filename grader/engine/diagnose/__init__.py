@@ -1,0 +1,80 @@
+"""Name the known mistakes behind a failing step (CONTRACT §3).
+
+`diagnose(step_id, call, failing_inputs)` runs the learner's function (through
+`call`, one sandbox round trip each) on the failing test inputs and on a few
+fixed probes (`probes.py`), then searches for the catalogued mistakes, alone
+or together, whose computation gives what the learner gave (`search.py`).
+Every mistake is modelled as a change to one part of the computation
+(`readings.py`), computed here in the trusted process, so mistakes compose
+without a hand-written file per pair.
+
+How an id is matched
+--------------------
+* A reading matches an input when its output coincides with the
+  reference and the learner is right there, or the learner's output agrees
+  with it (same shape, same NaN/inf positions, finite entries within rtol
+  1e-5 and atol 1e-8 + 1e-6 * the output's largest magnitude).
+* Reported: all ids of the best explanation (one id, else two, else
+  three) that matches every input; an id of a pair or triple only if its
+  part changes the result somewhere the learner follows. Never an id the evidence contradicts, never one on right answers.
+* `softmax-unstable`: NaN or inf on a large-magnitude probe that the
+  reference handles, where the same input scaled down gives none; named
+  whatever else is wrong. `fixed-rank`: one number of dimensions right (or explained by
+  other ids), every other wrong, and nothing more specific fits.
+* `wrong-scale` covers every divisor but the right one: alone, the factor
+  is fitted; in a pair, common wrong divisors are tried.
+
+A correct implementation can never be matched: see `evidence.py` for the
+tolerances. One diagnosis costs at most `MAX_CALLS` learner calls and is
+deterministic. Nothing here raises.
+
+This package imports NumPy, the reference and the catalogue only: no
+sandbox, no pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
+from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
+from attn_practice.grader.engine.diagnose.search import diagnose_ids
+from attn_practice.grader.results import Diagnosis
+from attn_practice.reference.mistakes import MISTAKES
+
+
+def _step_id(step_id: str) -> str | None:
+    s = str(step_id).strip().lower()
+    if s.isdigit():
+        s = f"step{s}"
+    s = s.split("_", 1)[0]
+    return s if s in PROBES else None
+
+
+def mistake_for_id(mistake_id: str) -> Diagnosis:
+    """The learner-facing `Diagnosis` for a catalogued id."""
+    m = MISTAKES[mistake_id]
+    return Diagnosis(id=m.id, title=m.title, explanation=m.explanation, nudge=m.nudge)
+
+
+def diagnose(step_id: str, call: Callable[..., Any],
+             failing_inputs: Sequence[tuple[Any, ...]] | None = None) -> list[Diagnosis]:
+    """The known mistakes that explain the learner's outputs, the main one first.
+
+    `call(*args)` runs the learner's function (in its sandbox) and returns a
+    float64 array; any exception from it counts as "no output". Never raises.
+    """
+    try:
+        step = _step_id(step_id)
+        if step is None:
+            return []
+        obs = observe(step, call, list(failing_inputs or ()))
+        if not obs:
+            return []
+        return [mistake_for_id(i) for i in diagnose_ids(step, obs)]
+    except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
+        return []
+
+
+__all__ = ["MAX_CALLS", "PROBES", "Probe", "diagnose", "mistake_for_id"]

@@ -1,0 +1,383 @@
+"""Which catalogued mistakes, alone or together, explain every answer?
+
+The search, for one failing step (each stage runs only if the one before
+found nothing):
+
+1. `softmax-unstable` is decided first and on its own: NaN or inf on a
+   large-magnitude probe where its small twin (the same input scaled down)
+   and the reference are finite. It is named whatever else is wrong; the
+   large probes and the inputs it spoiled are left out of the stages below.
+2. A full explanation: one id, then a pair, then (steps 5-8, a bounded
+   search) three ids, whose reading (`readings.py`; for one id also every
+   catalogued spelling, and for `wrong-scale` a fitted factor) reproduces
+   the learner's output on every input. Each id of a pair or triple must
+   be needed: somewhere its part changes the output and the learner
+   follows it. The best fit (fewest ids, then most inputs explained) is
+   reported with all its ids; a mistake spelled so that it only runs on
+   2-D input (`weights.T @ V`) adds `fixed-rank`.
+3. `fixed-rank` and what else fits: right (or fully explained) at one
+   number of dimensions, never right at the others, and somewhere else the
+   learner's code fails to run where the explanation runs. Only when no id
+   explains the failing ranks, so a `K.T` is never reported as fixed-rank.
+4. A partial explanation (a mistake plus something uncatalogued): each id
+   whose reading the learner follows wherever the reading differs from the
+   reference, and that no input contradicts.
+
+Nothing here raises: any failure of this module's own logic means "no
+diagnosis" for the candidate concerned.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attn_practice.grader.engine.diagnose.evidence import (
+    MATCH,
+    Obs,
+    close,
+    differs,
+    differs_finitely,
+)
+from attn_practice.grader.engine.diagnose.probes import TWIN
+from attn_practice.grader.engine.diagnose.readings import READINGS, Config, compute, key, merge
+from attn_practice.grader.engine.diagnose.scale import fit_scale
+from attn_practice.reference.mistakes import MISTAKES, mistakes_for
+
+UNSTABLE = "softmax-unstable"
+FIXED_RANK = "fixed-rank"
+#: Ids found by their own rules rather than by a reading.
+PROBE_IDS = frozenset({UNSTABLE, FIXED_RANK})
+_ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
+
+
+@dataclass(frozen=True)
+class Alt:
+    """One way an id (or a pair) can look at a step: a function and its cache key."""
+
+    key: Any
+    fn: Callable[..., Any]
+    cfg: Config | None = None  # composable readings only
+
+
+def _reading(step: str, cfg: Config) -> Alt:
+    return Alt(("cfg", key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
+
+
+def _compute(step: str, cfg: Config, *args: Any) -> np.ndarray:
+    return compute(step, cfg, args)
+
+
+@functools.cache
+def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
+    """id -> its readings (composable) and catalogued spellings at `step`."""
+    out: dict[str, list[Alt]] = {}
+    for mid, cfgs in READINGS.get(step, {}).items():
+        out.setdefault(mid, []).extend(_reading(step, c) for c in cfgs)
+    for mistake, fn in mistakes_for(step):
+        if mistake.id not in PROBE_IDS:
+            out.setdefault(mistake.id, []).append(Alt(("fn", id(fn)), fn))
+    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: _ORDER.get(kv[0], 99))}
+
+
+# ------------------------------------------------------------------ matching
+def _consistent(o: Obs, alt: Alt) -> bool:
+    out = o.output(alt.key, alt.fn)
+    if out is None or o.out is None:
+        return out is None and o.out is None
+    if o.right and not differs(out, o.ref):
+        return True
+    return close(o.out, out, MATCH)
+
+
+def _fits(alt: Alt, obs: Sequence[Obs]) -> bool:
+    return all(_consistent(o, alt) for o in obs)
+
+
+def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs]) -> int:
+    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference)."""
+    n = 0
+    for o in obs:
+        out = o.output(alt.key, alt.fn)
+        if out is None:
+            continue
+        other = o.ref if base is None else o.output(base.key, base.fn)
+        if other is None or differs_finitely(out, other):
+            n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class _Fit:
+    ids: tuple[str, ...]
+    support: int
+    alt: Alt | None
+    #: ids catalogued at this step: on a tie they win (at step 7 swapping W_q and W_k
+    #: is the same computation as K Q^T, and the learner wrote the former)
+    native: int = 0
+
+    def rank(self) -> tuple[int, int, int, tuple[int, ...]]:
+        return (len(self.ids), -self.support, -self.native, tuple(_ORDER.get(i, 99) for i in self.ids))
+
+
+def _native(step: str, ids: Sequence[str]) -> int:
+    return sum(step in MISTAKES[i].impls for i in ids if i in MISTAKES)
+
+
+def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    fits = []
+    for mid, alts in alternatives(step).items():
+        best, best_alt = 0, None
+        for alt in alts:
+            if _fits(alt, obs):
+                s = _support(alt, None, [o for o in obs if o.probe])
+                s = s and _support(alt, None, obs)
+                if s > best:
+                    best, best_alt = s, alt
+        if best:
+            fits.append(_Fit((mid,), best, best_alt, _native(step, (mid,))))
+    if not fits and "wrong-scale" in alternatives(step):
+        n = fit_scale(step, obs)
+        if n:
+            fits.append(_Fit(("wrong-scale",), n, None))
+    return fits
+
+
+def _rare(cfg: Config) -> bool:
+    """Readings that are two slips already (two projections wrong): not paired with a third."""
+    p = cfg.get("proj")
+    return p is not None and sum(a != b for a, b in zip(p, (0, 1, 2), strict=True)) > 1 \
+        and len(set(p)) < 3
+
+
+#: At most this many three-mistake readings are tried per diagnosis (a bounded search).
+MAX_TRIPLES = 2500
+
+
+def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    return _combos(step, obs, 2)
+
+
+#: Transposes that undo each other: two of them with a third id can imitate one
+#: uncatalogued mistake exactly (a transposed mask is K Q^T, a softmax over the
+#: queries and weights^T at once), so a triple holds at most one.
+_CANCELLING = frozenset({"scores-transposed", "weights-transposed", "softmax-wrong-axis"})
+
+
+def _triples(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    """Three ids at once (real code often has K.T, a softmax axis and no scaling together)."""
+    if step not in ("step5", "step6", "step7", "step8"):
+        return []
+    return _combos(step, obs, 3, budget=MAX_TRIPLES)
+
+
+def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[_Fit]:
+    """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
+    alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
+            for mid, group in alternatives(step).items()}
+    fits: dict[tuple[str, ...], tuple[int, Alt]] = {}
+    tried = 0
+    for mids in itertools.combinations(alts, k):
+        if k > 2 and len(_CANCELLING.intersection(mids)) > 1:
+            continue
+        for picks in itertools.product(*(alts[m] for m in mids)):
+            parts = [p.cfg for p in picks]
+            cfg = _merge_all(parts)
+            if cfg is None:
+                continue
+            rests = [_merge_all(parts[:i] + parts[i + 1:]) for i in range(k)]
+            if any(r is None or r == cfg for r in rests):
+                continue  # a part that changes nothing, or parts that clash
+            if budget is not None:
+                tried += 1
+                if tried > budget:
+                    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+            whole = _reading(step, cfg)
+            if not _fits(whole, obs):
+                continue
+            supports = [_support(whole, _reading(step, r), obs) for r in rests if r is not None]
+            if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
+                fits[mids] = (sum(supports), whole)
+    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+
+
+def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
+    out: dict[str, Any] | None = {}
+    for p in parts:
+        if out is None or p is None:
+            return None
+        out = merge(out, p)
+    return out
+
+
+def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
+    """The ids of the best full explanation of `obs` (one id, else two, else three), or None."""
+    fit = _best_fit(step, obs)
+    if fit is None:
+        return None
+    if not RANK_IDS & set(fit.ids) and _rank_bound(step, fit, obs):
+        return (*fit.ids, FIXED_RANK)
+    return fit.ids
+
+
+def _best_fit(step: str, obs: Sequence[Obs]) -> _Fit | None:
+    if not any(o.probe and not o.right for o in obs):
+        return None
+    ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
+    for search in (_singles, _pairs, _triples):
+        fits = search(step, ordered)
+        if fits:
+            return min(fits, key=_Fit.rank)
+    return None
+
+
+#: Ids that are themselves about the number of axes.
+RANK_IDS = frozenset({FIXED_RANK, "transpose-all-axes", "dot-not-batched"})
+
+
+def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
+    """The learner wrote the mistake in a way that only runs at one number of dimensions.
+
+    `weights.T @ V` is weights-transposed on 2-D input and an error on any batch,
+    where `swapaxes(weights) @ V` runs: another spelling of the same id that agrees
+    on every 2-D probe and runs at a rank where the learner's spelling never does
+    shows that both mistakes are there, so both are named.
+    """
+    if fit.alt is None or len(fit.ids) != 1:
+        return False
+    probes = [o for o in obs if o.probe]
+    dead = {o.rank for o in probes} - {o.rank for o in probes
+                                        if o.output(fit.alt.key, fit.alt.fn) is not None}
+    if not dead or min(dead) < 3:
+        return False
+    for other in alternatives(step)[fit.ids[0]]:
+        if other is fit.alt:
+            continue
+        agree = True
+        for o in probes:
+            mine, theirs = o.output(fit.alt.key, fit.alt.fn), o.output(other.key, other.fn)
+            if o.rank == 2 and mine is not None and (theirs is None or not close(theirs, mine, MATCH)):
+                agree = False
+                break
+        if agree and any(o.rank in dead and o.output(other.key, other.fn) is not None for o in probes):
+            return True
+    return False
+
+
+# ------------------------------------------------------------ special rules
+def unstable(obs: Sequence[Obs]) -> bool:
+    """NaN/inf on a large-magnitude probe where its small twin (and the reference) is finite."""
+    twins = {o.name: o for o in obs if o.probe and "twin" in o.tags}
+    for o in obs:
+        t = twins.get(o.name + TWIN)
+        if not (o.probe and o.large and t is not None and o.out is not None and t.out is not None):
+            continue
+        if o.out.shape == t.out.shape and o.out.shape == o.ref.shape and bool(np.any(
+                ~np.isfinite(o.out) & np.isfinite(t.out) & np.isfinite(o.ref))):
+            return True
+    return False
+
+
+def _spoiled(o: Obs) -> bool:
+    """An input an unstable softmax overflowed on: a large probe, or a failing input, with NaN/inf."""
+    return (o.large or not o.probe) and o.out is not None and not bool(np.all(np.isfinite(o.out)))
+
+
+def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
+    """('fixed-rank', ...) when one number of dimensions is right or explained and every other is wrong."""
+    ranks = sorted({o.rank for o in obs if o.probe})
+    for r in ranks:
+        others = [o for o in obs if o.rank != r]
+        if not any(o.probe for o in others) or any(o.right for o in others):
+            continue
+        here = [o for o in obs if o.rank == r]
+        if all(o.right for o in here):
+            return (FIXED_RANK,)
+        fit = _best_fit(step, here)
+        # the rank must be what breaks: somewhere else the learner's code fails to run
+        # where the explanation of this rank runs (a shape unpacked into two names)
+        if fit is not None and (fit.alt is None or any(
+                o.out is None and not _consistent(o, fit.alt) for o in others)):
+            return (*fit.ids, FIXED_RANK)
+    return None
+
+
+def partial(step: str, obs: Sequence[Obs]) -> list[str]:
+    """Ids that no input contradicts and some probe supports (see stage 4 above)."""
+    verdicts: list[tuple[int, int, int, str]] = []
+    for mid, alts in alternatives(step).items():
+        support = unexplained = 0
+        on_probe = False
+        for o in obs:
+            verdict = _outcome(o, alts)
+            if verdict == "contradicts":
+                break
+            if verdict == "support":
+                support += 1
+                on_probe = on_probe or o.probe
+            elif verdict == "silent" and not o.right:
+                unexplained += 1
+        else:
+            if on_probe:
+                verdicts.append((unexplained, -support, _ORDER.get(mid, 99), mid))
+    if not any(v[0] == 0 for v in verdicts) and "wrong-scale" in alternatives(step):
+        n = fit_scale(step, obs)
+        if n:
+            verdicts.append((0, -n, _ORDER["wrong-scale"], "wrong-scale"))
+    return [v[3] for v in sorted(verdicts)]
+
+
+def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
+    """'support', 'consistent', 'silent' or 'contradicts' for one input."""
+    any_differs = consistent = some_raised = False
+    for alt in alts:
+        out = o.output(alt.key, alt.fn)
+        if out is None:
+            some_raised = True
+            consistent = consistent or o.out is None
+            continue
+        d = differs(out, o.ref)
+        any_differs = any_differs or d
+        if not d and o.right:
+            consistent = True
+        elif o.out is not None and close(o.out, out, MATCH):
+            if d and differs_finitely(out, o.ref):
+                return "support"
+            consistent = True
+    if consistent:
+        return "consistent"
+    # Where one spelling of the mistake raises, spellings disagree on this
+    # input: it cannot tell whether the learner wrote yet another one.
+    return "contradicts" if any_differs and not some_raised else "silent"
+
+
+def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
+    """Every id of the best explanation of the learner's answers (see the module docstring)."""
+    tail: list[str] = []
+    if unstable(obs):
+        tail = [UNSTABLE]
+        obs = [o for o in obs if not _spoiled(o)]
+    # Large probes decide softmax-unstable only: huge scores computed in float32 are
+    # not right, and say nothing about any other mistake (their small twins do).
+    obs = [o for o in obs if not (o.probe and o.large)]
+    if all(o.right for o in obs):
+        return tail
+    for stage in (explain, fixed_rank):
+        try:
+            found = stage(step, obs)
+        except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
+            found = None
+        if found:
+            return [*found, *(t for t in tail if t not in found)]
+    try:
+        return [*partial(step, obs), *tail]
+    except Exception:  # noqa: BLE001
+        return tail
+
+
+__all__ = ["PROBE_IDS", "alternatives", "diagnose_ids", "explain"]
