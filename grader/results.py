@@ -66,6 +66,8 @@ class FailureKind(str, enum.Enum):
     # not the learner's doing (CONTRACT 4.4): never cached
     INTERNAL = "internal"
     PENDING = "pending"  # a failure whose message is built later (quiet mode)
+    #: read from a report written by a newer grader, whose kind this one does not know
+    OTHER = "other"
 
     def __str__(self) -> str:
         return self.value

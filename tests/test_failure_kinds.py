@@ -14,7 +14,7 @@ from test_grade import IMPL, make_submission
 
 from attn_practice.cli import cli
 from attn_practice.grader import results
-from attn_practice.grader.engine.engine import _failed_test
+from attn_practice.grader.engine.plugin import _failed_test
 from attn_practice.grader.results import (
     Failure,
     FailureKind,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -46,3 +48,15 @@ def test_selftest_reports_a_private_suite_that_rejects_correct_code(tmp_path):
     assert result.exit_code == 1
     assert "selftest found problems" in result.output
     assert "variant" in result.output and "BAD" in result.output
+
+
+def test_readme_lists_every_catalogued_mistake_id():
+    """The README's table of known mistakes names every id in the catalogue (and no other)."""
+    import re
+
+    from attn_practice.reference.mistakes import MISTAKES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Known mistakes the diagnosis names", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.M))
+    assert listed == set(MISTAKES)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -55,7 +54,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
       attn-practice grade subs/* --format csv --out grades.csv
       attn-practice grade . --format gradescope --out /autograder/results/results.json
     """
-    from attn_practice.grader.course import CourseError, default_course, load_course
+    from attn_practice.grader.course import CourseError, load_course
     from attn_practice.grader.staff.batch import GradeRequest, run_grading
     from attn_practice.grader.staff.locate import LocateError, locate
 
@@ -88,14 +87,12 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         dask_address=dask_address,
         progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
         (fmt == "rich" and len(located) > 1),
+        graded_paths=[s.graded_path for s in located],
     )
     try:
         reports = run_grading(request)
     except RuntimeError as exc:
         raise Problem(str(exc)) from None
-    counting = course_obj or default_course()
-    where = {s.label: s.graded_path for s in located}
-    reports = [replace(counting.apply(r), graded_path=where.get(r.submission, "")) for r in reports]
     if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
         from attn_practice.grader.commands.report import grade_html
 

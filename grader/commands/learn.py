@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -127,17 +126,8 @@ def hint(step: str | None) -> int:
     warn(state.warnings)
     if ex is None:
         ex = first_unpassed(state, catalog) or catalog[0]
-    newly = False
-
-    def reveal(st_all: Any) -> None:
-        nonlocal newly
-        st = st_all.step(ex.id)
-        newly = st.hints < len(ex.hints)
-        if newly:
-            st.hints += 1
-
     try:
-        state = ws.update_state(reveal, catalog)
+        state, newly = ws.reveal_hint(ex, catalog)
     except OSError as exc:
         raise state_error(ws, exc) from None
     render_hints(console(), ex, state.step(ex.id).hints, newly=newly)
@@ -200,14 +190,8 @@ def reset(step: str, yes: bool) -> int:
     except OSError as exc:
         raise Problem(f"could not reset {ex.file}: {exc.strerror or exc}", code=EXIT_INTERNAL) from None
 
-    def forget(state: Any) -> None:
-        from attn_practice.grader.teaching.workspace import Progress
-
-        state.step(ex.id).status = Progress.NOT_STARTED
-        state.step(ex.id).passed_with = {}
-
     try:
-        state = ws.update_state(forget)
+        state = ws.forget_progress(ex)
     except OSError as exc:
         raise state_error(ws, exc) from None
     warn(state.warnings)

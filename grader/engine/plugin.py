@@ -135,7 +135,7 @@ def _test_name(item: pytest.Item) -> str:
 
 
 @contextlib.contextmanager
-def _clean_pytest_env() -> Iterator[None]:
+def clean_pytest_env() -> Iterator[None]:
     """No plugin autoload, no PYTEST_ADDOPTS: the run is ours alone."""
     saved = {k: os.environ.get(k) for k in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
                                             "PYTEST_PLUGINS")}
@@ -190,7 +190,7 @@ def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
         "--assert=plain",
         "--import-mode=importlib",
     ]
-    with _clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
+    with clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = pytest.main(args, plugins=[plugin])

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from attn_practice.grader.catalog import step_number
 from attn_practice.grader.reports._text import bound, clean, step_headline
 from attn_practice.grader.results import GradeReport, Status
 
@@ -347,7 +348,7 @@ def _submissions(agg: dict[str, Any], reports: Sequence[GradeReport]) -> str:
     items = [_submission(row, by_label.get(row["submission"]), step_ids)
              for row in agg["submissions"]]
     head = ('<div class="subhead"><span>submission</span><span>score</span>'
-            f'<span>{" ".join(esc(s.removeprefix("step")) for s in step_ids)}</span>'
+            f'<span>{" ".join(esc(str(step_number(s) or s)) for s in step_ids)}</span>'
             "<span>known mistakes</span></div>")
     return ('<section id="submissions"><h2>Every submission</h2><p class="dim">One row each; '
             'open a row for its per-step detail. Steps: ✓ passed, ✗ failed, ! error, ◷ timeout, '

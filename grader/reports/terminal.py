@@ -21,6 +21,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from attn_practice.grader.catalog import step_number
 from attn_practice.grader.reports._text import clean, label
 from attn_practice.grader.results import Failure, GradeReport, Status, StepResult, TestResult
 
@@ -97,7 +98,7 @@ def indented(text: str | Text, indent: int = 4, style: str = "") -> Hanging:
 
 
 def step_label(step: StepResult) -> str:
-    return f"Step {step.id.removeprefix('step')}" + (" (bonus)" if step.bonus else "")
+    return f"Step {step_number(step.id) or step.id}" + (" (bonus)" if step.bonus else "")
 
 
 def render_step(console: Console, step: StepResult, *, verbose: bool = False) -> None:

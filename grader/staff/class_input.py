@@ -1,7 +1,7 @@
 """Reading a class: grade JSON files into `Member`s, checked to be one course.
 
 Reading is tolerant (schema `attn-practice.grade/1`, unknown keys ignored,
-a failure `kind` of any string, a status newer than this grader read as
+a failure `kind` this grader does not know read as `other`, a status newer than this grader read as
 `error`), because reports outlive the grader version that wrote them; what
 is not a grade report at all is refused with the file named.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.results import FailureKind, GradeReport, Status
 
 GRADE_SCHEMA_PREFIX = "attn-practice.grade/"
 
@@ -189,6 +189,7 @@ def _course_key(data: dict[str, Any], counted: tuple[str, ...]) -> str:
 
 
 _STATUSES = {s.value for s in Status}
+_KINDS = {k.value for k in FailureKind}
 _FAILURE_KEYS = ("kind", "summary", "details", "repro", "traceback", "hint")
 _DIAGNOSIS_KEYS = ("id", "title", "explanation", "nudge")
 
@@ -208,7 +209,8 @@ def _tolerant(data: dict[str, Any]) -> dict[str, Any]:
                 "status": _status(t.get("status")),
                 "message": _str(t.get("message")),
                 "duration": _number(t.get("duration"), 0.0),
-                "failure": {k: _str(failure.get(k)) for k in _FAILURE_KEYS}
+                "failure": {**{k: _str(failure.get(k)) for k in _FAILURE_KEYS},
+                            "kind": _kind(failure.get("kind"))}
                 if isinstance(failure, dict) else None,
             })
         details = [{k: _str(d.get(k)) for k in _DIAGNOSIS_KEYS}
@@ -229,6 +231,10 @@ def _tolerant(data: dict[str, Any]) -> dict[str, Any]:
             "duration": _number(data.get("duration"), 0.0),
             "grader_version": _str(data.get("grader_version")), "error": _str(data.get("error")),
             "extra": data.get("extra") if isinstance(data.get("extra"), dict) else {}}
+
+
+def _kind(value: Any) -> str:
+    return value if value in _KINDS else FailureKind.OTHER.value
 
 
 def _status(value: Any) -> str:

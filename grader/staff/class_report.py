@@ -251,13 +251,13 @@ def misconception_csv(agg: dict[str, Any]) -> str:
     import csv
     import io
 
-    from attn_practice.grader.reports.csv_report import _safe_cell
+    from attn_practice.grader.reports.csv_report import safe_cell
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(MISCONCEPTION_COLUMNS)
     for d in agg["diagnoses"]:
-        writer.writerow([d["step"], d["id"], _safe_cell(d["title"]), d["count"], d["share"],
-                         _safe_cell("; ".join(d["submissions"])),
-                         _safe_cell(d["explanation"])])
+        writer.writerow([d["step"], d["id"], safe_cell(d["title"]), d["count"], d["share"],
+                         safe_cell("; ".join(d["submissions"])),
+                         safe_cell(d["explanation"])])
     return buf.getvalue()

@@ -180,11 +180,13 @@ def collect(suites: Sequence[Path]) -> tuple[list[PrivateTest], list[Problem]]:
     """Collect the suites with the grader's pytest set-up; the tests and what is wrong with them."""
     import pytest
 
+    from attn_practice.grader.engine.plugin import clean_pytest_env
+
     plugin = _Collector()
     args = [*map(str, collected_files(suites)), "--collect-only", "-c", str(SUITE_INI),
             "--rootdir", str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
             "-p", "no:terminal", "-p", "no:doctest", "-p", "no:junitxml", "-p", "no:stepwise"]
-    with _clean_env(), _quiet(), warnings.catch_warnings():
+    with clean_pytest_env(), _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = pytest.main(args, plugins=[plugin])
     if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR,
@@ -247,19 +249,3 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def _clean_env() -> Iterator[None]:
-    """No plugin autoload, no PYTEST_ADDOPTS: the same pytest the engine runs."""
-    keys = ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")
-    saved = {k: os.environ.get(k) for k in keys}
-    os.environ.pop("PYTEST_ADDOPTS", None)
-    os.environ.pop("PYTEST_PLUGINS", None)
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

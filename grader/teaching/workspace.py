@@ -224,6 +224,29 @@ class Workspace:
             self.save_state(state)
         return state
 
+    def reveal_hint(self, ex: Exercise, catalog: Sequence[Exercise] | None = None) -> tuple[State, bool]:
+        """Reveal `ex`'s next hint (if any is left); the new state and whether one was revealed."""
+        revealed = False
+
+        def reveal(state: State) -> None:
+            nonlocal revealed
+            st = state.step(ex.id)
+            revealed = st.hints < len(ex.hints)
+            if revealed:
+                st.hints += 1
+
+        return self.update_state(reveal, catalog), revealed
+
+    def forget_progress(self, ex: Exercise, catalog: Sequence[Exercise] | None = None) -> State:
+        """After a reset: the step is not started again (its hints stay revealed)."""
+
+        def forget(state: State) -> None:
+            st = state.step(ex.id)
+            st.status = Progress.NOT_STARTED
+            st.passed_with = {}
+
+        return self.update_state(forget, catalog)
+
     # -- files ------------------------------------------------------------
     def fingerprint(self, name: str) -> str:
         """A short hash of one step file's bytes ("" when it is missing or unreadable)."""

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
 from attn_practice.grader.engine.diagnose.search import diagnose_ids
@@ -45,11 +46,8 @@ from attn_practice.reference.mistakes import MISTAKES
 
 
 def _step_id(step_id: str) -> str | None:
-    s = str(step_id).strip().lower()
-    if s.isdigit():
-        s = f"step{s}"
-    s = s.split("_", 1)[0]
-    return s if s in PROBES else None
+    parsed = parse_step_name(step_id)
+    return parsed.id if parsed is not None and parsed.id in PROBES else None
 
 
 def mistake_for_id(mistake_id: str) -> Diagnosis:

@@ -30,7 +30,7 @@ from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.teaching import explore
 from attn_practice.grader.teaching.web import render, widgets
-from attn_practice.grader.teaching.workspace import StepState, Workspace
+from attn_practice.grader.teaching.workspace import Workspace
 
 MAX_FILE_BYTES = 1024 * 1024
 CORE = ("step1", "step2", "step3", "step4", "step5")
@@ -222,23 +222,11 @@ class Bridge:
             backup = self.ws.reset(ex)
             self.known[ex.id] = self.file_version(ex)
 
-        def forget(state: Any) -> None:
-            state.step(ex.id).status = StepState().status  # "not started", whatever type it has
-
-        self.ws.update_state(forget, self.catalog)
+        self.ws.forget_progress(ex, self.catalog)
         return {"backup": str(backup.relative_to(self.ws.root)) if backup else None, "link": link}
 
     def hint(self, ex: Exercise) -> dict[str, Any]:
-        newly = False
-
-        def reveal(state: Any) -> None:
-            nonlocal newly
-            st = state.step(ex.id)
-            newly = st.hints < len(ex.hints)
-            if newly:
-                st.hints += 1
-
-        state = self.ws.update_state(reveal, self.catalog)
+        state, newly = self.ws.reveal_hint(ex, self.catalog)
         n = state.step(ex.id).hints
         return {"hints": [render.markdown(h) for h in ex.hints[:n]], "hints_total": len(ex.hints),
                 "new": newly}

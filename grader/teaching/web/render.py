@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from attn_practice.grader.catalog import step_number
 from attn_practice.grader.reports.terminal import repro_snippet
 from attn_practice.grader.results import Status, StepResult, TestResult
 
@@ -249,7 +250,7 @@ def worked_example_html(rows: Sequence[Any]) -> str:
             mark, word, cls = "✗", "differs", "bad"
         got = esc(r.problem) if r.got is None else esc(_num(r.got)) + (
             f" ({esc(r.problem)})" if r.problem else "")
-        body.append(f'<tr class="{cls}"><th scope="row">{esc(r.step.removeprefix("step"))} '
+        body.append(f'<tr class="{cls}"><th scope="row">{esc(str(step_number(r.step) or r.step))} '
                     f'{esc(r.stage)}</th><td><code>{esc(r.call)}</code></td><td>{esc(_num(r.expected))}'
                     f'</td><td>{got}</td><td><span aria-hidden="true">{mark}</span> {esc(word)}</td></tr>')
     first = next((r for r in rows if r.first_divergence), None)
