@@ -55,7 +55,8 @@ def firefox(tmp_path: Path) -> Iterator[object]:
                                  reason="marionette-driver is not installed (pip install -e '.[test]')")
     binary = _firefox()
     m = driver.Marionette(host="127.0.0.1", port=_free_port(), bin=binary, headless=True,
-                          startup_timeout=120, workspace=str(tmp_path))
+                          startup_timeout=120, workspace=str(tmp_path),
+                          gecko_log=str(tmp_path / "gecko.log"))  # not in the checkout
     try:
         m.start_session()
     except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is a skip, not a failure
