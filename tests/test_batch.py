@@ -151,3 +151,37 @@ def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(t
         batch._ENGINE = None
     assert [reports[i].steps[0].status.value for i in (0, 2)] == ["passed", "passed"]
     assert "worker died 2 times" in reports[1].error
+
+
+def test_as_an_ordinary_user_a_step_short_of_processes_is_graded_again_alone(tmp_path, monkeypatch):
+    """Side by side, one user's sandboxes share its process limit: a neighbour's fork storm
+    must not cost an honest step its grade. Such a report is graded again once the pool is done."""
+    from attn_practice.grader.results import GradeReport, Status, StepResult, TestResult
+    from attn_practice.grader.staff import batch
+
+    def squeezed(label: str) -> GradeReport:
+        test = TestResult(name="t", status=Status.FAILED,
+                          message="scale_scores raised RuntimeError: can't start new thread")
+        return GradeReport(submission=label, steps=(StepResult(
+            id="step2", title="", status=Status.FAILED, score=0.0, max_score=1.0, tests=(test,)),))
+
+    def fake_pool(options, paths, labels, todo, step_ids, jobs):
+        for i in todo:
+            yield i, squeezed(labels[i]) if i == 1 else GradeReport(submission=labels[i])
+
+    alone: list[int] = []
+
+    def fake_here(options, paths, labels, todo, step_ids):
+        for i in todo:
+            alone.append(i)
+            yield i, GradeReport(submission=labels[i])
+
+    monkeypatch.setattr(batch, "_grade_pool", fake_pool)
+    monkeypatch.setattr(batch, "_grade_here", fake_here)
+    monkeypatch.setattr(batch.os, "geteuid", lambda: 1000)
+    subs = [make_submission(tmp_path / f"s{i}", steps=["step2_scale"]) for i in range(3)]
+    reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
+    assert alone == [1]
+    assert [r.submission for r in reports] == [str(s) for s in subs]
+    assert all("can't start new thread" not in t.message
+               for r in reports for s in r.steps for t in s.tests)

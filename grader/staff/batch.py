@@ -183,7 +183,31 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     if jobs <= 1:
         yield from _grade_here(options, paths, labels, todo, step_ids)
         return
-    yield from _grade_pool(options, paths, labels, todo, step_ids, jobs)
+    if os.geteuid() == 0:  # every sandbox has a uid of its own: no limit is shared
+        yield from _grade_pool(options, paths, labels, todo, step_ids, jobs)
+        return
+    # As an ordinary user every sandbox runs as that user, so the per-user process
+    # limit is shared by the submissions graded side by side: a fork storm in one
+    # can leave an honest neighbour unable to start a thread. Such reports are
+    # graded again, alone, once the pool is done.
+    squeezed = []
+    for i, report in _grade_pool(options, paths, labels, todo, step_ids, jobs):
+        if _short_of_processes(report):
+            squeezed.append(i)
+        else:
+            yield i, report
+    yield from _grade_here(options, paths, labels, squeezed, step_ids)
+
+
+#: What a call or an import says when the user's process limit is spent (threads count too).
+_PROCESS_LIMIT_WORDS = ("can't start new thread", "Resource temporarily unavailable",
+                        "by the process limit")
+
+
+def _short_of_processes(report: GradeReport) -> bool:
+    """Whether a step failed for want of processes or threads (maybe a neighbour's doing)."""
+    return any(word in t.message for s in report.steps if not s.passed for t in s.tests
+               for word in _PROCESS_LIMIT_WORDS)
 
 
 #: A submission in flight when a worker died this many times is reported, not retried.
