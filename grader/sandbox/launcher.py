@@ -436,7 +436,7 @@ class Sandbox:
     def death_message(self) -> str:
         info = self.exit_info or {}
         if info.get("oom"):
-            return "ran out of memory (the sandbox as a whole, children included, went over its limit)"
+            return "ran out of memory (the sandbox as a whole, children included)"
         sig = info.get("signal")
         code = info.get("exitcode")
         if info.get("killed") is True:

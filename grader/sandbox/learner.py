@@ -32,6 +32,7 @@ from attn_practice.grader.sandbox.failures import (
     load_failure,
     reply_kind,
     repro_line,
+    size_words,
 )
 from attn_practice.grader.sandbox.launcher import (
     DEFAULT_CALL_TIMEOUT,
@@ -220,7 +221,9 @@ class Learner:
         except SandboxDied as exc:
             info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.MEMORY if exc.out_of_memory else FailureKind.CRASH,
-                summary=f"your code {exc.message} while {self.module}.py was being imported",
+                summary=f"your code {exc.message} while {self.module}.py was being imported"
+                        + (f" (the memory limit is {size_words(self.limits.memory)})"
+                           if exc.out_of_memory else ""),
                 hint="Remove top-level code that exits or crashes: the file should only "
                      "define your function.",
             ))
@@ -309,7 +312,9 @@ class Learner:
             kind = FailureKind.MEMORY if exc.out_of_memory else FailureKind.CRASH
             failure = Failure(
                 kind=kind,
-                summary=f"your code {exc.message} while running {self.function}(...)",
+                summary=f"your code {exc.message} while running {self.function}(...)"
+                        + (f" (the memory limit is {size_words(self.limits.memory)})"
+                           if exc.out_of_memory else ""),
                 details=describe_inputs(self.params, args),
                 repro=repro_line(self.function, self.params, args, kwargs),
                 hint="Return a value instead of exiting, and avoid ctypes or os-level calls.",
