@@ -20,8 +20,11 @@ import click
 
 from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say, warn
 
+OPEN_FILE_SECONDS = 60.0  # how long the browser has to read the file that opens the page
+
 if TYPE_CHECKING:
     from attn_practice.grader.teaching.web.server import LessonServer
+    from attn_practice.grader.teaching.workspace import Workspace
 
 
 @click.command()
@@ -29,12 +32,16 @@ if TYPE_CHECKING:
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="Port on 127.0.0.1 (default 8765, or a free one when that is taken; 0: any free port).")
 @click.option("--no-open", is_flag=True, help="Do not open a browser; just print the address.")
-def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
+@click.option("--rotate-token", is_flag=True,
+              help="Make a new token for this workspace: pages opened with the old link stop working.")
+def serve(directory: Path | None, port: int | None, no_open: bool, rotate_token: bool) -> int:
     """Open the lesson in your browser: read, edit, check and explore, one page per step.
 
     Serves the workspace DIRECTORY (default: the one you are in, else
     ./attention-practice, created as `start` does). The page edits the same
-    files as your own editor and the same progress as `check`.
+    files as your own editor and the same progress as `check`. The link's
+    token and the port are kept in the workspace, so a page left open
+    reconnects by itself when you run serve again.
 
     \b
     Examples:
@@ -44,11 +51,12 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
     from attn_practice.grader.sandbox.prestart import prestart
 
     prestart()  # the sandbox's zygote starts while the rest is imported
+    _quiet_hypothesis()
+    from attn_practice.grader.teaching.web.keep import remember_port, serve_identity
     from attn_practice.grader.teaching.web.server import DEFAULT_PORT, LessonServer
     from attn_practice.grader.teaching.workspace import (
         DEFAULT_DIR,
         NotInWorkspace,
-        Workspace,
         create_workspace,
         find_workspace,
     )
@@ -69,13 +77,23 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
         if result.created and not result.existed:
             say(f"Created your workspace in {result.workspace.root}")
         ws = result.workspace
-    try:
-        server = LessonServer(ws, DEFAULT_PORT if port is None else port)
-    except OSError as exc:
-        if port is not None or exc.errno != errno.EADDRINUSE:
-            raise Problem(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}. "
-                          "Pick another port with --port N, or --port 0 for any free one.") from None
-        server = LessonServer(ws, 0)  # the usual port is taken: any free one
+    token, last_port = serve_identity(ws, rotate=rotate_token)
+    if port is not None:
+        tries = [port]
+    else:  # the port this workspace had (an open tab keeps its address), the usual one, any
+        tries = list(dict.fromkeys(p for p in (last_port, DEFAULT_PORT, 0) if p is not None))
+    server = None
+    for i, p in enumerate(tries):
+        try:
+            server = LessonServer(ws, p, token=token)
+            break
+        except OSError as exc:
+            if port is not None or exc.errno != errno.EADDRINUSE or i == len(tries) - 1:
+                raise Problem(f"cannot serve on 127.0.0.1:{p}: {exc.strerror or exc}. "
+                              "Pick another port with --port N, or --port 0 for any free one.") from None
+    assert server is not None
+    if port != 0:
+        remember_port(ws, token, server.port)
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
@@ -88,7 +106,7 @@ def serve(directory: Path | None, port: int | None, no_open: bool) -> int:
         _warm(server)
         if not no_open:
             if _has_display():
-                threading.Thread(target=_open_browser, args=(server.url,), daemon=True).start()
+                threading.Thread(target=_open_browser, args=(server.url, ws), daemon=True).start()
             else:
                 say("No graphical display here: open the link above in your browser.")
         server.serve_forever(poll_interval=0.2)
@@ -107,16 +125,54 @@ def _has_display() -> bool:
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _open_browser(url: str) -> None:
-    """Open the page in the learner's browser; say so when none can be opened."""
+def _open_browser(url: str, ws: Workspace) -> None:
+    """Open the page in the learner's browser; say so when none can be opened.
+
+    The browser is given a file, never the URL: a command line is readable by
+    every user of the machine (/proc/PID/cmdline), and the URL holds the token.
+    The file (0600, in the workspace's private folder) sends the browser on to
+    the URL, and is deleted once the browser has had time to read it.
+    """
+    import html
+    import time
     import webbrowser
 
+    from attn_practice.grader.atomic import write_atomic
+    from attn_practice.grader.teaching.web.keep import keep_dir
+
+    page = None
     try:
-        opened = webbrowser.open(url)
+        page = keep_dir(ws) / f"open-{os.getpid()}.html"
+        quoted = html.escape(url, quote=True)
+        write_atomic(page, f'<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
+                           f'<meta http-equiv="refresh" content="0;url={quoted}"><title>attn-practice</title>'
+                           f'<p>Opening <a href="{quoted}">the lesson</a>…</p>', mode=0o600)
+        opened = webbrowser.open(page.as_uri())
     except Exception:  # noqa: BLE001 - not opening a browser is not an error: the link is printed
         opened = False
     if not opened:
         say("Could not open a browser: open the link above yourself.")
+    if page is not None:
+        time.sleep(OPEN_FILE_SECONDS)
+        try:
+            page.unlink()
+        except OSError:
+            pass
+
+
+def _quiet_hypothesis() -> None:
+    """Hypothesis's deprecation notes are for the grader's developers, not the learner's terminal."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        if category.__name__ == "HypothesisDeprecationWarning" or "hypothesis" in category.__module__:
+            return
+        shown(message, category, *args, **kwargs)  # type: ignore[arg-type]
+
+    warnings.showwarning = show
+    warnings.filterwarnings("ignore", module=r"hypothesis(\.|$)")
 
 
 def _warm(server: LessonServer) -> None:

@@ -20,7 +20,13 @@ from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.results import GradeReport, StepResult, TestResult
 from attn_practice.grader.teaching.outcome import Blame, CheckOutcome, Why
 from attn_practice.grader.teaching.worked_example import rows_after_check
-from attn_practice.grader.teaching.workspace import STATE_FILE, Progress, State, Workspace
+from attn_practice.grader.teaching.workspace import (
+    STATE_FILE,
+    Progress,
+    State,
+    Workspace,
+    changed_since_check,
+)
 
 
 def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> Exercise | None:
@@ -32,17 +38,26 @@ def first_unpassed(state: State, catalog: Sequence[Exercise] | None = None) -> E
 
 
 def record(state: State, report: GradeReport, when: str | None = None,
-           ws: Workspace | None = None) -> None:
+           ws: Workspace | None = None, checked: dict[str, str] | None = None, *,
+           attempt: bool = True) -> None:
     """Write a check's results into `state`: attempts, status, when first passed.
 
     With `ws`, a pass also remembers the fingerprints of the step files it
     imports, so `status` can tell when one of them changed afterwards.
+    `checked` holds the fingerprint of each step file as it was graded, so a
+    later change shows the status as stale; `attempt=False` records a step
+    graded only because a checked step imports it.
     """
     now = when or _dt.datetime.now().isoformat(timespec="seconds")
     by_id = {e.id: e for e in load_catalog()}
     for s in report.steps:
         st = state.step(s.id)
-        st.attempts += 1
+        if attempt:
+            st.attempts += 1
+        if checked is not None and s.id in checked:
+            st.checked = checked[s.id]
+        elif ws is not None and s.id in by_id:
+            st.checked = ws.fingerprint(by_id[s.id].file)
         if s.passed:
             if not st.passed:
                 st.passed_at = now
@@ -91,18 +106,77 @@ def run_check(ws: Workspace, steps: Sequence[Exercise], state: State, *,
 def _grade_and_record(ws: Workspace, steps: Sequence[Exercise], state: State,
                       engine: Engine) -> CheckOutcome:
     catalog = load_catalog()
+    if not engine.options.reference_steps:
+        state = check_imports_first(ws, steps, state, engine, catalog)
+    checked = {e.id: ws.fingerprint(e.file) for e in steps}  # before grading: what is graded
     report = engine.grade(ws.root, steps, label=str(ws.root))
     report, blames = blame(ws, report, state, catalog)
     rows = () if engine.options.reference_steps else rows_after_check(report, ws.root, engine.launcher)
     warnings: list[str] = []
     try:
-        state = ws.update_state(lambda st: record(st, report, ws=ws), catalog)
+        state = ws.update_state(lambda st: record(st, report, ws=ws, checked=checked), catalog)
     except OSError as exc:
-        record(state, report, ws=ws)
+        record(state, report, ws=ws, checked=checked)
         warnings.append(f"your progress could not be saved to {STATE_FILE} "
                         f"({exc.strerror or exc}); the result above still stands.")
     return CheckOutcome(report, state, first_unpassed(state, catalog),
                         {e.id: len(e.hints) for e in catalog}, warnings, rows, blames)
+
+
+# ------------------------------------------------------------------ imported steps first
+def imports_of(ws: Workspace, steps: Sequence[Exercise],
+               catalog: Sequence[Exercise]) -> list[Exercise]:
+    """The earlier steps the checked steps import, directly or through each other, in step order."""
+    wanted = {e.id for e in steps}
+    found: dict[str, Exercise] = {}
+    todo = list(steps)
+    while todo:
+        ex = todo.pop()
+        for dep in ws.imported_steps(ex, catalog):
+            if dep.id not in wanted and dep.id not in found:
+                found[dep.id] = dep
+                todo.append(dep)
+    return sorted(found.values(), key=lambda e: e.number)
+
+
+def _is_stub(ws: Workspace, ex: Exercise) -> bool:
+    """Still the untouched stub: its NotImplementedError already names it when it is called."""
+    try:
+        return ws.file_for(ex).read_text(encoding="utf-8") == ex.stub_source()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def check_imports_first(ws: Workspace, steps: Sequence[Exercise], state: State, engine: Engine,
+                        catalog: Sequence[Exercise]) -> State:
+    """Grade the imported steps whose files changed since their last check; the state after.
+
+    The state file is the cache: a step whose file still has the fingerprint
+    it was last checked with keeps that result, so only a changed (or never
+    checked) imported step costs a run. Its result is recorded like a check
+    (status and fingerprint, no attempt counted), so `blame` can say on the
+    first check that step 5 fails because the step 3 it imports fails.
+    """
+    deps = imports_of(ws, steps, catalog)
+    stale = [d for d in deps if not _is_stub(ws, d) and (
+        state.step(d.id).status is Progress.NOT_STARTED or changed_since_check(ws, state, d))]
+    if not stale:
+        return state
+    checked = {e.id: ws.fingerprint(e.file) for e in stale}
+    options = engine.options
+    try:
+        report = engine.grade(ws.root, stale, label=str(ws.root))
+    finally:
+        engine.options = options
+    try:
+        state = ws.update_state(
+            lambda st: record(st, report, ws=ws, checked=checked, attempt=False), catalog)
+    except OSError:
+        record(state, report, ws=ws, checked=checked, attempt=False)
+    failing = {s.id for s in report.steps if not s.passed}
+    engine.options = replace(engine.options, known_failing=engine.options.known_failing | failing,
+                             known_unchecked=engine.options.known_unchecked - {s.id for s in report.steps})
+    return state
 
 
 # ------------------------------------------------------------------ blame
@@ -150,7 +224,7 @@ def blame(ws: Workspace, report: GradeReport, state: State,
             blames[s.id] = Blame(s.id, cause.id, why)
             s = named
         else:
-            deps = ws.imported_steps(ex, catalog)
+            deps = imports_of(ws, [ex], catalog)
             bad = [d for d in deps
                    if d.id in failing_now or state.step(d.id).status is Progress.FAILED]
             unsure = [d for d in deps if state.step(d.id).status is Progress.NOT_STARTED]

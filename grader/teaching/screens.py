@@ -263,8 +263,9 @@ def _render_what_now(console: Console, outcome: CheckOutcome, first: StepResult,
                              f"{check_dep}.",
             Why.RAISED: f"The error happened inside {dep.file} (your {dep.function}, {dep.id}), "
                         f"which {first.file} imports: {check_dep} and fix {dep.function} first.",
-            Why.FAILS: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), which "
-                       f"fails: {check_dep} and fix {dep.function} first.",
+            Why.FAILS: f"your step {resolve_step(first.id).number} calls your `{dep.function}` "
+                       f"(step {dep.number}), which fails: fix {dep.file} first ({check_dep} "
+                       "shows why).",
             Why.UNCHECKED: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), "
                            f"which you have not checked yet: {check_dep} first; if it passes, the "
                            f"problem is in {first.file}.",
@@ -363,7 +364,8 @@ def _worked_example_advice(rows: Sequence[Row], *, watching: bool) -> Text:
 
 
 # ------------------------------------------------------------------ hint
-def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool) -> None:
+def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool,
+                 watching: bool = False) -> None:
     from rich.markdown import Markdown
 
     total = len(ex.hints)
@@ -380,7 +382,8 @@ def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool) 
                       soft_wrap=not console.is_terminal)
     elif revealed < total:
         left = total - revealed
-        console.print(f"({left} more: run `attn-practice hint {ex.id}` again)",
+        more = "press h again" if watching else f"run `attn-practice hint {ex.id}` again"
+        console.print(f"({left} more: {more})",
                       soft_wrap=not console.is_terminal)
 
 

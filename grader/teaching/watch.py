@@ -347,7 +347,7 @@ class WatchLoop:
         if newly:
             st.hints += 1
             self.ws.save_state(state)
-        render_hints(self.console, ex, st.hints, newly=newly)
+        render_hints(self.console, ex, st.hints, newly=newly, watching=True)
 
     def next_step(self) -> None:
         ex = self.current

@@ -57,6 +57,8 @@ class StepState:
     passed_at: str = ""
     #: when it last passed: the step files it imports -> a fingerprint of each (see `stale_steps`)
     passed_with: dict[str, str] = field(default_factory=dict)
+    #: the fingerprint of the step's own file when it was last checked ("" unknown; see `changed_since_check`)
+    checked: str = ""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "status":
@@ -72,6 +74,8 @@ class StepState:
                                "attempts": self.attempts, "passed_at": self.passed_at}
         if self.passed_with:
             out["passed_with"] = dict(sorted(self.passed_with.items()))
+        if self.checked:
+            out["checked"] = self.checked
         return out
 
 
@@ -173,6 +177,8 @@ class Workspace:
                         setattr(st, key, value)
                 st.hints = min(st.hints, len(by_id[sid].hints))
                 st.passed_at = str(data.get("passed_at") or "")
+                if isinstance(data.get("checked"), str):
+                    st.checked = data["checked"]
                 state.steps[sid] = st
         for e in catalog:
             state.step(e.id)
@@ -340,6 +346,18 @@ def stale_steps(ws: Workspace, state: State,
     return out
 
 
+def changed_since_check(ws: Workspace, state: State, ex: Exercise) -> bool:
+    """The step was checked, but its file is not the one that was checked (so its status is stale).
+
+    A step checked before versions were kept (no fingerprint) counts as
+    changed: nobody can say its status still holds, so it is checked again.
+    """
+    st = state.step(ex.id)
+    if st.status is Progress.NOT_STARTED:
+        return False
+    return not st.checked or ws.fingerprint(ex.file) != st.checked
+
+
 def looks_like_workspace(folder: Path, catalog: Sequence[Exercise] | None = None) -> bool:
     """A workspace whose state file was deleted: our README, or two or more step files."""
     try:
@@ -449,6 +467,10 @@ def workspace_readme(catalog: Sequence[Exercise]) -> str:
         "    attn-practice hint step1     # reveal the next hint",
         "    attn-practice status         # your progress",
         "    attn-practice reset step1    # restore the stub (your file is backed up first)",
+        "    attn-practice watch          # check again each time you save; h for a hint",
+        "    attn-practice serve          # the lesson, an editor and live widgets in your browser",
+        "    attn-practice explore        # see attention at work (the sentence, the worked example)",
+        "    attn-practice solution step1 # the reference solution, once the step passes",
         "",
         "Your earlier steps may be imported by later ones, e.g.",
         "`from step3_softmax import softmax` inside `step5_attention.py`.",

@@ -5,8 +5,8 @@ Everything the page can do goes through here: read and save a step file
 overwritten unseen), hints and reset (the same state file as the CLI), a
 check (`practice.run_check` with one warm engine, the worked example run
 through the learner's code while its launcher is open), and the widgets
-(explore's data and inputs; `widgets` computes them, by the learner's own functions once
-steps 1-5 pass).
+(explore's data and inputs; `widgets` computes them stage by stage with the learner's own
+functions, the reference standing in where one cannot answer, and says so).
 
 Learner code runs only in sandboxes started by the engine's launcher or the
 widgets' own launcher, never in this process. Checks are serialised (pytest
@@ -29,8 +29,8 @@ import numpy as np
 from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.teaching import explore
-from attn_practice.grader.teaching.web import render, widgets
-from attn_practice.grader.teaching.workspace import Workspace
+from attn_practice.grader.teaching.web import keep, render, widgets
+from attn_practice.grader.teaching.workspace import Workspace, changed_since_check
 
 MAX_FILE_BYTES = 1024 * 1024
 CORE = ("step1", "step2", "step3", "step4", "step5")
@@ -84,6 +84,7 @@ class Bridge:
 
     def summary(self) -> dict[str, Any]:
         state = self.ws.load_state(self.catalog)
+        stale = {e.id for e in self.catalog if changed_since_check(self.ws, state, e)}
         current = next((e for e in self.catalog if status_of(state.step(e.id)) != "passed"), None)
         return {
             "workspace": str(self.ws.root),
@@ -92,6 +93,7 @@ class Bridge:
             "warnings": list(state.warnings),
             "steps": [{"id": e.id, "number": e.number, "title": e.title, "file": e.file,
                        "bonus": e.bonus, "status": status_of(state.step(e.id)),
+                       "stale": e.id in stale,
                        "hints": state.step(e.id).hints, "hints_total": len(e.hints)}
                       for e in self.catalog],
         }
@@ -109,11 +111,20 @@ class Bridge:
             "lesson_html": render.markdown(ex.lesson), "task_html": render.markdown(ex.task),
             "content": text, "version": version, "file_problem": problem,
             "status": status_of(st), "attempts": st.attempts,
+            "stale": changed_since_check(self.ws, state, ex),
+            "last_report": self._last_report(ex, version),
             "hints": [render.markdown(h) for h in ex.hints[: st.hints]], "hints_total": len(ex.hints),
             "solution": self.solution(ex) if solved else None,
             "prev": self.catalog[i - 1].id if i > 0 else None,
             "next": self.catalog[i + 1].id if i + 1 < len(self.catalog) else None,
         }
+
+    def _last_report(self, ex: Exercise, version: str) -> dict[str, Any] | None:
+        """The last check's result, marked stale when the file is not the one it was computed on."""
+        kept = keep.last_report(self.ws, ex.id)
+        if kept is None:
+            return None
+        return {**kept, "stale": kept.get("version") != version}
 
     def solution(self, ex: Exercise) -> dict[str, str]:
         from attn_practice.reference import attention as reference
@@ -223,6 +234,7 @@ class Bridge:
             self.known[ex.id] = self.file_version(ex)
 
         self.ws.forget_progress(ex, self.catalog)
+        keep.forget_report(self.ws, ex.id)
         return {"backup": str(backup.relative_to(self.ws.root)) if backup else None, "link": link}
 
     def hint(self, ex: Exercise) -> dict[str, Any]:
@@ -240,6 +252,7 @@ class Bridge:
         with self._check_lock:
             self.checking = ex.id
             t0 = time.perf_counter()
+            version = self.file_version(ex)  # the file as graded (the report is kept with it)
             try:
                 state = self.ws.load_state(self.catalog)
                 if self._engine is None:
@@ -255,19 +268,26 @@ class Bridge:
         st = outcome.state.step(ex.id)
         html = render.step_html(result, root=str(self.ws.root)) + render.worked_example_html(list(outcome.worked_example)) + render.next_html(
             result, hints_used=st.hints, hints_total=outcome.hints_total.get(ex.id, 0),
-            next_step=outcome.next_step, other_step=self._blamed_step(outcome, ex.id))
+            next_step=outcome.next_step, other_step=self._blamed_step(outcome, ex.id),
+            why=self._blame_why(outcome, ex.id))
         for w in outcome.warnings:
             html += f'<p class="warning">warning: {render.esc(w)}</p>'
-        return {"step": ex.id, "status": result.status.value, "passed": result.passed,
-                "diagnoses": result.diagnosis_ids, "html": html,
-                "version": self.known.get(ex.id, ""),
-                "next": outcome.next_step.id if outcome.next_step else None,
-                "seconds": round(time.perf_counter() - t0, 3)}
+        out = {"step": ex.id, "status": result.status.value, "passed": result.passed,
+               "diagnoses": result.diagnosis_ids, "html": html, "version": version,
+               "next": outcome.next_step.id if outcome.next_step else None,
+               "seconds": round(time.perf_counter() - t0, 3)}
+        keep.save_report(self.ws, ex.id, out)
+        return out
 
     def _blamed_step(self, outcome: Any, step_id: str) -> Exercise | None:
         """The earlier step the check blames for this one's failure (fix that one first)."""
         blamed = outcome.blame.get(step_id)
         return next((e for e in self.catalog if e.id == blamed.cause), None) if blamed else None
+
+    @staticmethod
+    def _blame_why(outcome: Any, step_id: str) -> str | None:
+        blamed = outcome.blame.get(step_id)
+        return blamed.why.value if blamed else None
 
     def warm(self) -> None:
         """Start the engine (pytest, Hypothesis, the sandbox zygote) before the first Check."""
@@ -301,26 +321,22 @@ class Bridge:
                 pass
 
     # ------------------------------------------------------------ widgets
-    def _file_key(self) -> tuple[Any, ...] | None:
-        """Identifies the learner's steps 1-5 while they all pass; None: use the reference."""
-        state = self.ws.load_state(self.catalog)
-        if not all(status_of(state.step(s)) == "passed" for s in CORE):
-            return None
-        key = []
-        for s in CORE:
-            try:
-                st = os.stat(self.ws.file_for(self.step(s)))
-            except OSError:
-                return None
-            key.append((st.st_mtime_ns, st.st_size))
-        if tuple(key) != self._last_key:
-            self._last_key = tuple(key)
-            self._functions.prepare([(self.step(s), sig) for s, sig in zip(CORE, key, strict=True)])
-            self._cache = {k: v for k, v in self._cache.items() if None in k}  # drop old code's
-            # New code of the learner's: start its sandboxes and fill the d_k slider's stops now,
-            # so the interactions that follow are quick (this call's lock is held: a thread waits).
+    def _versions(self) -> tuple[str, ...]:
+        """The content versions of steps 1-5 now: the widgets' sandboxes and cache follow them."""
+        versions = tuple(self.file_version(self.step(s)) for s in CORE)
+        if versions != self._last_key:
+            self._last_key = versions
+            self._functions.prepare([(self.step(s), v) for s, v in zip(CORE, versions, strict=True)])
+            self._cache = {}  # the old code's numbers
+            # New code of the learner's: fill the d_k slider's stops now, so the interactions
+            # that follow are quick (this call's lock is held: the thread waits for it).
             threading.Thread(target=self._warm_widgets, daemon=True, name="attnp-widgets").start()
-        return tuple(key)
+        return versions
+
+    def stale(self) -> list[str]:
+        """Steps whose file changed since their last check (or that passed before we kept versions)."""
+        state = self.ws.load_state(self.catalog)
+        return [e.id for e in self.catalog if changed_since_check(self.ws, state, e)]
 
     def _warm_widgets(self) -> None:
         try:
@@ -331,27 +347,24 @@ class Bridge:
         except Exception:  # noqa: BLE001 - warming is an optimisation; real calls report errors
             pass
 
-    def _computer(self, key: tuple[Any, ...] | None) -> widgets.Compute:
-        """compute(step_id, *args) by the learner's functions when `key` says so, else the reference."""
-        def compute(step_id: str, *args: Any) -> tuple[np.ndarray, str]:
-            ex = self.step(step_id)
-            if key is None:
-                return widgets.by_reference(ex, *args)
-            return self._functions(ex, key[CORE.index(step_id)], *args)
+    def _computer(self, versions: tuple[str, ...]) -> widgets.Compute:
+        """compute(step_id, *args) by the learner's own function, in its sandbox."""
+        def compute(step_id: str, *args: Any) -> tuple[np.ndarray | None, str]:
+            return self._functions(self.step(step_id), versions[CORE.index(step_id)], *args)
 
         return compute
 
     def _widget(self, name: tuple[Any, ...], make: Any, cache: bool = True) -> dict[str, Any]:
         t0 = time.perf_counter()
         with self._widget_lock:
-            key = self._file_key()
-            out = self._cache.get((*name, key)) if cache else None
-            if out is None:
-                out = make(self._computer(key))
-                out.update(widgets.label(key is not None, out.pop("problems")))
+            versions = self._versions()
+            data = self._cache.get(name) if cache else None
+            if data is None:
+                data = make(self._computer(versions))
                 if cache:
-                    self._cache[(*name, key)] = out
-            out = dict(out)
+                    self._cache[name] = data
+        out = {k: v for k, v in data.items() if k != "stages"}
+        out.update(widgets.label(data["stages"], self.stale()))
         out["server_ms"] = round((time.perf_counter() - t0) * 1000, 2)
         return out
 

@@ -270,12 +270,12 @@ def worked_example_html(rows: Sequence[Any]) -> str:
 
 
 def next_html(step: StepResult, *, hints_used: int, hints_total: int, next_step: Any,
-              other_step: Any = None) -> str:
+              other_step: Any = None, why: str | None = None) -> str:
     """What to do now: the same advice as the terminal, in the page's words (buttons, not commands)."""
     if step.passed:
         if next_step is None:
             return ('<div class="next-box passed"><p><strong>All steps pass.</strong> You have built '
-                    "attention from scratch! The widgets below now use your own code.</p></div>")
+                    "attention from scratch! The widgets below run your own code.</p></div>")
         return (f'<div class="next-box passed"><p><strong>Passed.</strong> Next: '
                 f'<a href="/step/{esc(next_step.id)}">{esc(next_step.id)} · {esc(next_step.title)}</a>'
                 ". The solution is now shown under your editor.</p></div>")
@@ -283,9 +283,23 @@ def next_html(step: StepResult, *, hints_used: int, hints_total: int, next_step:
     if step.status is Status.MISSING:
         items.append(f"{esc(step.file)} is missing: use <strong>Reset</strong> to put a fresh stub back.")
     elif other_step is not None:
-        items.append(f"The error happened inside {esc(other_step.file)} (your {esc(other_step.id)}), "
-                     f'which {esc(step.file)} uses: <a href="/step/{esc(other_step.id)}">fix '
-                     f"{esc(other_step.id)} first</a>.")
+        fix = (f'<a href="/step/{esc(other_step.id)}">fix {esc(other_step.file)} first</a>')
+        said = {
+            "fails": f"Your step {step_number(step.id)} calls your <code>{esc(other_step.function)}"
+                     f"</code> (step {other_step.number}), which fails: {fix}.",
+            "not written": f"Your step {step_number(step.id)} calls your <code>"
+                           f"{esc(other_step.function)}</code> (step {other_step.number}), which is "
+                           f"not written yet: write it first ({fix.replace('fix ', 'open ')}).",
+            "unchecked": f"Your step {step_number(step.id)} calls your <code>"
+                         f"{esc(other_step.function)}</code> (step {other_step.number}), which has "
+                         f"not been checked yet: {fix.replace('fix ', 'check ')}; if it passes, "
+                         f"the problem is in {esc(step.file)}.",
+        }
+        items.append(said.get(str(why), f"The error happened inside {esc(other_step.file)} (your "
+                                        f"{esc(other_step.id)}), which {esc(step.file)} uses: {fix}."))
+        items.append(f"To try step {step_number(step.id)} on its own, with the reference versions "
+                     f"of the earlier steps: <code>attn-practice check {esc(step.id)} "
+                     "--reference-steps</code> in a terminal.")
     else:
         items.append(f"Fix the first problem above in {esc(step.file)} (here or in your own editor).")
     items.append("Save (Ctrl+S): the page checks again by itself.")

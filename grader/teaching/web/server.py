@@ -4,8 +4,15 @@ Threat model: the page can edit files and run checks, so anything else on the
 machine that can reach 127.0.0.1 (another user's browser tab, a web page
 doing DNS rebinding, a cross-site form) must not drive it. Hence:
 
-- a random token per run, required on every request (query `token=`, the
-  cookie the page is given, or the `X-Attn-Token` header), else 403;
+- a random token per workspace (kept 0600 in the workspace, so an open tab
+  reconnects after a restart), required on every request, else 403: the
+  API takes it in the `X-Attn-Token` header (the page keeps it in its own
+  origin's storage) or the query (the event stream); the page itself and
+  its static files also take a cookie whose value is an HMAC of the token
+  and our port, which opens nothing but the page's shell: other servers on
+  127.0.0.1 receive it too (cookies ignore ports), and with it they get no
+  data and cannot act. The token is in no HTML we send;
+- idle connections time out, and cannot crowd out the page (`conns`);
 - the `Host` header must be 127.0.0.1 or localhost (with our port), else 403;
 - state-changing requests are POST only, with the token in the header (a
   cross-origin form cannot set it and we never answer CORS preflights), a
@@ -21,7 +28,6 @@ import enum
 import hmac
 import json
 import queue
-import secrets
 import threading
 from http import HTTPStatus
 from http.cookies import SimpleCookie
@@ -32,6 +38,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from attn_practice.grader.results import Status
 from attn_practice.grader.teaching.web.bridge import MAX_FILE_BYTES, BadRequest, Bridge, Conflict
+from attn_practice.grader.teaching.web.conns import REQUEST_TIMEOUT, GuardedConnections
+from attn_practice.grader.teaching.web.keep import serve_identity
 from attn_practice.grader.teaching.workspace import Workspace
 
 DEFAULT_PORT = 8765
@@ -58,6 +66,7 @@ class Origin(str, enum.Enum):
 
     PAGE = "page"
     DISK = "disk"
+    START = "start"  # re-checked when serve started: the file changed since its last check
 
 
 class Event(str, enum.Enum):
@@ -112,16 +121,18 @@ class EventHub:
                     pass
 
 
-class LessonServer(ThreadingHTTPServer):
+class LessonServer(GuardedConnections, ThreadingHTTPServer):
     """One workspace, one token, on 127.0.0.1."""
 
     daemon_threads = True
-    allow_reuse_address = False  # a port in use must be seen as taken
+    # The port of a run that just stopped is free again at once (TIME_WAIT is no obstacle);
+    # on Linux a port another socket listens on is still refused, so "taken" is still seen.
+    allow_reuse_address = True
 
     def __init__(self, ws: Workspace, port: int = DEFAULT_PORT, *, token: str | None = None):
         super().__init__(("127.0.0.1", port), Handler)
         self.port = self.server_address[1]
-        self.token = token or secrets.token_urlsafe(24)
+        self.token = token or serve_identity(ws)[0]
         self.bridge = Bridge(ws)
         self.events = EventHub()
         self.stopping = threading.Event()
@@ -152,6 +163,9 @@ class LessonServer(ThreadingHTTPServer):
               "goes on. This is a bug in attn-practice, not in your code.", file=sys.stderr)
 
     def start_background(self) -> None:
+        """The watcher and the check worker; steps whose files changed while we were away first."""
+        for sid in self.bridge.stale():
+            self._auto.put(f"{Origin.START.value}:{sid}")
         for t in self._workers:
             t.start()
 
@@ -193,14 +207,18 @@ class LessonServer(ThreadingHTTPServer):
             step_id = self._auto.get()
             if step_id is None or self.stopping.is_set():
                 return
-            pending = {step_id}
+            pending = [step_id]
             while not self._auto.empty():  # several saves in a row: one check each step
                 more = self._auto.get_nowait()
                 if more is None:
                     return
-                pending.add(more)
-            for sid in sorted(pending):
-                self.run_check(sid, origin=Origin.DISK)
+                pending.append(more)
+            todo: dict[str, Origin] = {}
+            for item in pending:
+                origin, _, sid = item.rpartition(":")
+                todo.setdefault(sid, Origin(origin) if origin else Origin.DISK)
+            for sid in sorted(todo, key=lambda x: self.bridge.step(x).number):
+                self.run_check(sid, origin=todo[sid])
 
     def run_check(self, step_id: str, *, origin: Origin) -> dict[str, Any]:
         ex = self.bridge.step(step_id)
@@ -221,6 +239,13 @@ class Handler(BaseHTTPRequestHandler):
     server: LessonServer
     server_version = "attn-practice"
     sys_version = ""
+    timeout = REQUEST_TIMEOUT  # per read: a connection that sends nothing is closed
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        if ok:
+            self.server.mark_active(self.connection)  # a whole request: no longer evictable
+        return ok
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         pass  # the terminal shows the URL line, not a request log
@@ -252,21 +277,37 @@ class Handler(BaseHTTPRequestHandler):
     def _wants_json(self) -> bool:
         return urlsplit(self.path).path.startswith("/api/")
 
-    def _token_ok(self, query: dict[str, list[str]]) -> bool:
+    def _token_ok(self, query: dict[str, list[str]], *, shell: bool) -> bool:
+        """The token in the header or the query; for the page's shell, the page cookie too."""
         want = self.server.token.encode()
         candidates = [self.headers.get(TOKEN_HEADER, ""), *query.get("token", [])[:1]]
+        if any(hmac.compare_digest(c.encode("utf-8", "replace"), want) for c in candidates if c):
+            return True
+        if not shell:
+            return False
         cookie = SimpleCookie()
         try:
             cookie.load(self.headers.get("Cookie", ""))
         except Exception:  # noqa: BLE001 - a malformed cookie is just no cookie
             pass
-        if self._cookie_name in cookie:
-            candidates.append(cookie[self._cookie_name].value)
-        return any(hmac.compare_digest(c.encode("utf-8", "replace"), want) for c in candidates if c)
+        got = cookie[self._cookie_name].value if self._cookie_name in cookie else ""
+        return bool(got) and hmac.compare_digest(got.encode("utf-8", "replace"),
+                                                 self._cookie_value.encode())
 
     @property
     def _cookie_name(self) -> str:
-        return f"attnp_token_{self.server.port}"  # cookies ignore ports: one per server
+        return f"attnp_page_{self.server.port}"  # cookies ignore ports: one per server
+
+    @property
+    def _cookie_value(self) -> str:
+        """Bound to this port and good for the page's shell only: never the token itself."""
+        return hmac.new(self.server.token.encode(), f"page:{self.server.port}".encode(),
+                        "sha256").hexdigest()
+
+    def _is_shell(self, path: str) -> bool:
+        parts = [p for p in path.split("/") if p]
+        return self.command == "GET" and (
+            not parts or (len(parts) == 2 and parts[0] in ("step", "static")) or parts == ["favicon.ico"])
 
     def _guard(self) -> tuple[str, dict[str, list[str]]] | None:
         """Host, token (and for POST: header token, Origin); the path and query when all pass."""
@@ -276,8 +317,9 @@ class Handler(BaseHTTPRequestHandler):
             return None
         split = urlsplit(self.path)
         query = parse_qs(split.query, keep_blank_values=True)
-        if not self._token_ok(query):
-            self._error(403, "missing or wrong token. Open the link that `attn-practice serve` "
+        if not self._token_ok(query, shell=self._is_shell(split.path)):
+            self._error(403, "missing or wrong token: the server was restarted with a new token, "
+                             "or serves another workspace. Open the link that `attn-practice serve` "
                              "printed (it ends in ?token=...).")
             return None
         if self.command == "POST":
@@ -350,8 +392,8 @@ class Handler(BaseHTTPRequestHandler):
         if not parts or (len(parts) == 2 and parts[0] == "step"):
             if parts:
                 b.step(parts[1])
-            page = static_file("index.html").replace(b"{{TOKEN}}", self.server.token.encode())
-            cookie = (f"{self._cookie_name}={self.server.token}; Path=/; HttpOnly; SameSite=Strict")
+            page = static_file("index.html").replace(b"{{TOKEN}}", b"")  # the page keeps it itself
+            cookie = f"{self._cookie_name}={self._cookie_value}; Path=/; HttpOnly; SameSite=Strict"
             self._send(200, page, STATIC["index.html"], {"Set-Cookie": cookie})
         elif len(parts) == 2 and parts[0] == "static" and parts[1] in STATIC:
             self._send(200, static_file(parts[1]), STATIC[parts[1]])

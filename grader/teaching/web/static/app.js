@@ -3,11 +3,26 @@
 // HTML fragments (lessons, reports: escaped there) go through innerHTML.
 "use strict";
 
-const TOKEN = document.querySelector('meta[name="attnp-token"]').content;
+// The token: from the link serve printed (?token=...), kept in this origin's own storage (no
+// other port or site can read it), sent in a header. A server that embeds it in the page may
+// put it in the meta tag instead. The cookie the server sets opens only this page's shell.
+const TOKEN_KEY = "attnp-token";
+const TOKEN = (() => {
+  const meta = document.querySelector('meta[name="attnp-token"]');
+  const fromMeta = meta && meta.content && !meta.content.startsWith("{{") ? meta.content : "";
+  const fromUrl = new URLSearchParams(location.search).get("token") || "";
+  let kept = "";
+  try { kept = localStorage.getItem(TOKEN_KEY) || ""; } catch (e) { kept = ""; }
+  if (fromUrl && !fromMeta) { try { localStorage.setItem(TOKEN_KEY, fromUrl); } catch (e) { /* private mode */ } }
+  return fromMeta || fromUrl || kept;
+})();
 const $ = (id) => document.getElementById(id);
 const page = { step: null, version: "", saved: "", dirty: false, busy: false, data: null };
+const RESTARTED = "The server no longer accepts this page: it was restarted with a new token " +
+  "(--rotate-token), or another workspace is served at this address. Open the link that " +
+  "`attn-practice serve` printed in its terminal (it ends in ?token=...). Your text in the editor is kept.";
 
-// The token leaves the address bar (the cookie and a header carry it from now on).
+// The token leaves the address bar (the page's storage and a header carry it from now on).
 if (location.search.includes("token=")) {
   history.replaceState(null, "", location.pathname + location.hash);
 }
@@ -29,6 +44,7 @@ async function api(path, body) {
   }
   let data = {};
   try { data = await res.json(); } catch (e) { data = { error: "the server sent no JSON" }; }
+  if (res.status === 403) { notice(RESTARTED); document.body.dataset.refused = "true"; }
   return { ok: res.ok, status: res.status, data };
 }
 
@@ -47,7 +63,7 @@ function notice(text) {
   n.hidden = !text;
 }
 
-const MARK = { passed: "✓", failed: "✗", "not started": "·" };
+const MARK = { passed: "✓", failed: "✗", "not started": "·", stale: "↻" };
 
 // ------------------------------------------------------------------ sidebar
 async function refreshSummary() {
@@ -56,11 +72,15 @@ async function refreshSummary() {
   const list = $("step-list");
   list.replaceChildren();
   for (const s of data.steps) {
-    const a = el("a", { href: "/step/" + s.id, class: "status-" + s.status.replace(" ", "-") });
+    // A file changed since its last check is never shown as passed: its result is stale.
+    const shown = s.stale ? "stale" : s.status;
+    const a = el("a", { href: "/step/" + s.id, class: "status-" + shown.replace(" ", "-"),
+      "data-step": s.id, "data-status": shown });
     if (s.id === page.step) a.setAttribute("aria-current", "page");
-    a.append(el("span", { class: "mark", "aria-hidden": "true" }, MARK[s.status] || "·"), " ");
+    a.append(el("span", { class: "mark", "aria-hidden": "true" }, MARK[shown] || "·"), " ");
     a.append(el("span", { class: "step-name" }, `${s.number}. ${s.title.split(":")[0]}`));
-    a.append(el("span", { class: "state" }, ` ${s.status}${s.bonus ? " · bonus" : ""}`));
+    const said = s.stale ? `changed since its last check (${s.status} then)` : s.status;
+    a.append(el("span", { class: "state" }, ` ${said}${s.bonus ? " · bonus" : ""}`));
     const li = el("li");
     li.append(a);
     list.append(li);
@@ -82,17 +102,40 @@ async function loadStep(id) {
   page.data = data;
   document.title = `${data.id}: ${data.title} · attn-practice`;
   $("title").textContent = `Step ${data.number}: ${data.title}`;
-  $("kind").textContent = (data.bonus ? "bonus step" : "core step") + ` · ${data.status}`;
+  $("kind").textContent = kindText(data);
   $("lesson-body").innerHTML = data.lesson_html;
   $("task-body").innerHTML = data.task_html;
-  $("signature").textContent = data.signature;
-  $("filename").textContent = data.file;
   $("editor-h").textContent = "Your file: " + data.file;
   $("file-path").textContent = data.path;
   $("code").setAttribute("aria-label", "Your code: " + data.file);
   showFile(data.content, data.version, data.file_problem);
   showHints(data.hints, data.hints_total);
   showSolution(data.solution);
+  showLastReport(data.last_report);
+}
+
+function kindText(data) {
+  const kind = data.bonus ? "bonus step" : "core step";
+  return data.stale ? `${kind} · changed since its last check (${data.status} then): check it again`
+    : `${kind} · ${data.status}`;
+}
+
+// The last check's report survives a reload; it says so when the file changed since.
+function showLastReport(r) {
+  const body = $("report-body");
+  if (!r) {
+    body.replaceChildren(el("p", { class: "dim" }, "Not checked yet: write your code above, then Save or Check."));
+    delete body.dataset.status;
+    delete body.dataset.stale;
+    return;
+  }
+  body.innerHTML = r.html;
+  body.dataset.status = r.status;
+  body.dataset.stale = String(!!r.stale);
+  if (r.stale) {
+    body.prepend(el("p", { class: "notice stale", id: "report-stale" },
+      `This is the last check's report, for an earlier version of ${page.data.file}: the file changed since. Check again.`));
+  }
 }
 
 function showFile(text, version, problem) {
@@ -202,6 +245,9 @@ async function doSave(force) {
   page.saved = content;
   page.dirty = $("code").value !== page.saved;
   $("conflict").hidden = true;
+  loadWidgets();  // the saved file is what the widgets run now
+  refreshSummary();
+  api("/api/step/" + page.step).then(({ ok, data }) => { if (ok) $("kind").textContent = kindText(data); });
   $("save-status").textContent = force ? "Saved yours; the version on disk was backed up in backups/." : "Saved.";
   return true;
 }
@@ -241,31 +287,54 @@ async function saveAndCheck() {
 }
 
 function showReport(r) {
+  loadWidgets();  // every check may change whose code the widgets can use, and their labels
   if (r.step !== page.step) { refreshSummary(); return; }
   $("report").setAttribute("aria-busy", "false");
   $("report-body").innerHTML = r.html;
   $("report-body").dataset.status = r.status;
+  delete $("report-body").dataset.stale;
   refreshSummary();
-  if (r.passed) {
-    api("/api/step/" + page.step).then(({ ok, data }) => {
-      if (!ok) return;
-      showSolution(data.solution);
-      $("kind").textContent = (data.bonus ? "bonus step" : "core step") + ` · ${data.status}`;
-    });
-    loadWidgets();
-  }
+  api("/api/step/" + page.step).then(({ ok, data }) => {
+    if (!ok) return;
+    showSolution(data.solution);
+    $("kind").textContent = kindText(data);
+  });
 }
 
 // ------------------------------------------------------------------ events from the server
+// After a restart of serve (same port, same token: both are kept in the workspace) the stream
+// comes back by itself and the page catches up; a server that refuses our token is said in words.
+let events = null;
 function listen() {
-  const es = new EventSource("/api/events");
-  es.addEventListener("open", () => { if ($("notice").dataset.lost) { notice(""); delete $("notice").dataset.lost; } });
-  es.addEventListener("error", () => {
-    notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+  const es = new EventSource("/api/events?token=" + encodeURIComponent(TOKEN));
+  events = es;
+  es.addEventListener("open", () => {
+    delete document.body.dataset.refused;
+    if ($("notice").dataset.lost) {
+      notice("");
+      delete $("notice").dataset.lost;
+      catchUp();
+    }
+    document.body.dataset.connected = "true";
+  });
+  es.addEventListener("error", async () => {
+    document.body.dataset.connected = "false";
     $("notice").dataset.lost = "1";
+    if (es.readyState !== EventSource.CLOSED) {
+      notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+      return;
+    }
+    es.close();  // the server answered, but not with the stream: ask it why
+    const { status } = await api("/api/summary");
+    if (status !== 403) {
+      notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+    }
+    setTimeout(listen, status === 403 ? 3000 : 1000);
   });
   es.addEventListener("file-changed", async (ev) => {
     const d = JSON.parse(ev.data);
+    refreshSummary();  // the step may now be stale
+    loadWidgets();  // the widgets run the file as it is now
     if (page.saving) await page.saving;  // our own save's echo may arrive before its answer
     if (d.step !== page.step || d.version === page.version) return;
     const { ok, data } = await api("/api/step/" + page.step);
@@ -279,13 +348,26 @@ function listen() {
   });
   es.addEventListener("checking", (ev) => {
     const d = JSON.parse(ev.data);
-    if (d.step === page.step && d.origin === "disk") checking();
+    if (d.step === page.step && d.origin !== "page") checking();
   });
   es.addEventListener("check", (ev) => {
     const d = JSON.parse(ev.data);
-    if (d.origin === "disk" || !page.busy) showReport(d);
+    if (d.origin !== "page" || !page.busy) showReport(d);
     else refreshSummary();
   });
+}
+
+async function catchUp() {
+  // The server restarted (or came back): its files and results may have moved on.
+  await refreshSummary();
+  const { ok, data } = await api("/api/step/" + page.step);
+  if (ok) {
+    page.data = data;
+    $("kind").textContent = kindText(data);
+    if (!page.dirty && data.version !== page.version) showFile(data.content, data.version, data.file_problem);
+    if (!page.busy) showLastReport(data.last_report);
+  }
+  loadWidgets();
 }
 
 // ------------------------------------------------------------------ widgets
@@ -307,12 +389,42 @@ function bars(container, labels, values, opts) {
   container.append(ul);
 }
 
+// Whose code computed each stage, and where it departs from the reference: drawn under the label.
+function showSource(prefix, data) {
+  const src = $(prefix + "-source");
+  src.textContent = data.label;
+  src.dataset.source = data.source;
+  src.dataset.yours = (data.yours || []).join(",");
+  src.dataset.reference = (data.reference || []).join(",");
+  src.dataset.stale = (data.stale || []).join(",");
+  let box = $(prefix + "-stages-who");
+  if (!box) {
+    box = el("ol", { id: prefix + "-stages-who", class: "who small" });
+    src.after(box);
+  }
+  box.replaceChildren();
+  for (const st of data.stages || []) {
+    const whose = st.source === "yours" ? `your ${st.function} (step ${st.number})`
+      : `the reference ${st.function} (step ${st.number}): ${st.why}`;
+    const verdict = !st.differs ? "matches the reference"
+      : st.inherited ? "differs, only because an earlier stage fed it different numbers"
+      : "differs from the reference";
+    const li = el("li", { "data-stage": st.stage, "data-source": st.source, "data-differs": String(st.differs),
+      class: (st.first ? "first-departure " : "") + (st.differs ? "differs" : "same") },
+      `${st.stage} = ${st.call}: ${whose}; ${verdict}${st.first ? " ← first departure" : ""}`);
+    box.append(li);
+  }
+}
+
 let heat = null;
 async function loadHeatmap() {
   const { ok, data } = await api("/api/widget/heatmap");
   if (!ok) return;
+  // Rebuilding the table must not drop the keyboard focus to <body>: remember the focused row.
+  const focused = document.activeElement && document.activeElement.closest
+    && document.activeElement.closest("#heatmap") ? document.activeElement.dataset.token : null;
   heat = data;
-  $("heatmap-source").textContent = data.label;
+  showSource("heatmap", data);
   $("heatmap-sentence").textContent = "“" + data.sentence + "”";
   const t = $("heatmap");
   t.replaceChildren();
@@ -347,7 +459,12 @@ async function loadHeatmap() {
     tbody.append(tr);
   });
   t.append(tbody);
-  selectRow(Math.max(0, data.tokens.indexOf("it")));
+  const keep = $("heatmap-bars").dataset.row;
+  selectRow(Math.max(0, data.tokens.indexOf(keep && data.tokens.includes(keep) ? keep : "it")));
+  if (focused) {
+    const b = t.querySelector(`.row-button[data-token="${CSS.escape(focused)}"]`);
+    if (b) b.focus();
+  }
 }
 
 function selectRow(i) {
@@ -364,6 +481,12 @@ function selectRow(i) {
   const holder = el("div");
   box.append(holder);
   bars(holder, heat.tokens, w, { label: `weights of "${heat.tokens[i]}"` });
+  if (heat.reference_weights) {
+    box.append(el("p", { class: "small" }, "The reference's weights for the same row:"));
+    const ref = el("div", { class: "reference-bars" });
+    box.append(ref);
+    bars(ref, heat.tokens, heat.reference_weights[i], { label: `reference weights of "${heat.tokens[i]}"` });
+  }
   box.dataset.row = heat.tokens[i];
 }
 
@@ -412,18 +535,30 @@ async function updateExample() {
 function fmt(xs) { return "[" + xs.map((x) => Number(x.toFixed(3)).toString()).join(", ") + "]"; }
 
 function renderExample(d, ms) {
-  $("example-source").textContent = d.label;
+  showSource("example", d);
   const box = $("example-stages");
   box.replaceChildren();
   const table = el("table", { class: "stages" });
-  const rows = [
-    ["q", fmt(d.q)], ["1 scores = q · kᵢ", fmt(d.scores)],
-    [`2 scaled = scores / √${d.d_k}`, fmt(d.scaled)], ["3 weights = softmax(scaled)", fmt(d.weights)],
-    ["4 output = Σ weightᵢ · vᵢ", fmt(d.output)],
-  ];
-  for (const [k, v] of rows) {
-    const tr = el("tr");
-    tr.append(el("th", { scope: "row" }, k), el("td", { class: "num", "data-stage": k.split(" ")[1] || k }, v));
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, "stage"), el("th", { scope: "col" }, "shown (whose: see above)"),
+    el("th", { scope: "col" }, "the reference, where it differs"));
+  table.append(head);
+  const names = {
+    scores: "1 scores = q · kᵢ", scaled: `2 scaled = scores / √${d.d_k}`,
+    weights: "3 weights = softmax(scaled)", output: "4 output = Σ weightᵢ · vᵢ",
+    attention: "5 attention(q, K, V) in one call",
+  };
+  const q = el("tr");
+  q.append(el("th", { scope: "row" }, "q"), el("td", { class: "num", "data-stage": "q" }, fmt(d.q)), el("td"));
+  table.append(q);
+  for (const st of d.stages) {
+    const tr = el("tr", { class: (st.first ? "first-departure " : "") + (st.differs ? "differs" : "") });
+    const who = st.source === "yours" ? "yours" : "reference";
+    tr.append(el("th", { scope: "row" }, names[st.stage] || st.stage),
+      el("td", { class: "num", "data-stage": st.stage, "data-source": st.source },
+        `${fmt(st.value[0])} (${who})`),
+      el("td", { class: "num reference", "data-stage": st.stage },
+        st.differs ? `${fmt(st.reference[0])}${st.first ? " ← first departure" : ""}` : ""));
     table.append(tr);
   }
   box.append(table);
@@ -440,7 +575,7 @@ async function updateScale() {
   $("dk").setAttribute("aria-valuetext", `d_k = ${dk}`);
   const { ok, data } = await api("/api/widget/scale?d_k=" + dk);
   if (!ok || Number($("dk").value) !== e) return;
-  $("scale-source").textContent = data.label;
+  showSource("scale", data);
   const box = $("scale-out");
   box.replaceChildren();
   const t = el("table", { class: "stages" });
@@ -454,6 +589,16 @@ async function updateScale() {
     tr.append(el("th", { scope: "row" }, label), el("td", { class: "num" }, a.toFixed(3)),
       el("td", { class: "num" }, b.toFixed(3)));
     t.append(tr);
+  }
+  if (data.reference) {  // the learner's numbers differ: the reference's beside them
+    const r = data.reference;
+    for (const [label, a, b] of [["the reference: spread", r.spread_raw, r.spread_scaled],
+      ["the reference: largest weight", r.max_weight_raw, r.max_weight_scaled]]) {
+      const tr = el("tr", { class: "reference" });
+      tr.append(el("th", { scope: "row" }, label), el("td", { class: "ref" }, a.toFixed(3)),
+        el("td", { class: "ref" }, b.toFixed(3)));
+      t.append(tr);
+    }
   }
   box.append(t);
   const two = el("div", { class: "two" });
