@@ -63,7 +63,7 @@ def test_first_line_is_the_contract_url_and_the_workspace_is_made_as_start_makes
     assert URL_LINE.match(server.first_line), server.first_line
     run(["start", "by_start"], tmp_path)
     made = sorted(p.name for p in (tmp_path / "by_start").iterdir())
-    served = sorted(p.name for p in server.root.iterdir() if p.name != "backups")
+    served = sorted(p.name for p in server.root.iterdir() if p.name not in ("backups", ".attn-practice"))
     assert served == made
     for ex in load_catalog():
         assert (server.root / ex.file).read_text() == (tmp_path / "by_start" / ex.file).read_text()
@@ -129,13 +129,20 @@ def test_every_post_needs_the_token_in_the_header(server, path):
     assert (server.root / "step1_scores.py").read_bytes() == before
 
 
-def test_token_by_query_sets_a_strict_cookie_that_then_suffices_for_reading(server):
+def test_token_by_query_sets_a_strict_cookie_that_opens_the_page_shell_only(server):
     status, headers, body = server.request("GET", f"/?token={server.token}", token=False)
     assert status == 200 and b"<textarea" in body
+    assert server.token.encode() not in body  # the page keeps the token itself; no HTML carries it
     cookie = headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     name_value = cookie.split(";")[0]
-    assert server.request("GET", "/api/summary", token=False, headers={"Cookie": name_value})[0] == 200
+    assert server.token not in name_value  # other ports on 127.0.0.1 receive this cookie too
+    jar = {"Cookie": name_value}
+    for path in ("/", "/step/step3", "/static/app.js"):  # a reload of the page works with it ...
+        assert server.request("GET", path, token=False, headers=jar)[0] == 200
+    for path in ("/api/summary", "/api/step/step1", "/api/events", "/api/widget/heatmap"):
+        assert server.request("GET", path, token=False, headers=jar)[0] == 403  # ... and opens no data
+    assert server.request("POST", "/api/step/step1/check", {}, token=False, headers=jar)[0] == 403
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example",
@@ -378,7 +385,8 @@ def test_a_save_from_another_editor_is_announced_and_rechecked_over_sse(server):
 # ------------------------------------------------------------------ widgets
 def test_heatmap_it_looks_most_at_animal(server):
     status, d = server.get_json("/api/widget/heatmap")
-    assert status == 200 and d["source"] == "reference"
+    assert status == 200 and d["label"]
+    assert {s["number"] for s in d["stages"] if s["source"] == "yours"} == set(d["yours"])
     row = d["weights"][d["tokens"].index("it")]
     order = sorted(range(len(row)), key=row.__getitem__, reverse=True)
     assert d["tokens"][order[0]] == "animal" and d["tokens"][order[1]] == "street"
@@ -508,15 +516,20 @@ def test_a_file_the_page_cannot_show_is_backed_up_before_any_save(server):
     assert b"# caf\xe9 in latin-1\n" in [p.read_bytes() for p in (server.root / "backups").glob("step8*")]
 
 
-def test_without_no_open_the_browser_is_given_the_url(tmp_path):
+def test_without_no_open_the_browser_is_given_a_private_file_never_the_token(tmp_path):
+    """A command line is readable by every user (/proc/PID/cmdline): the token must not be on it."""
     opened = tmp_path / "opened.txt"
     fake = tmp_path / "fake-browser"
-    fake.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {opened}.tmp\nstat -c %a \"${{1#file://}}\" >> {opened}.tmp\n"
+                    f"cat \"${{1#file://}}\" >> {opened}.tmp\nmv {opened}.tmp {opened}\n")
     fake.chmod(0o755)
     s = Served(["ws", "--port", "0"], tmp_path, env={"BROWSER": f"{fake} %s", "DISPLAY": ":99"})
     try:
         assert wait_until(opened.exists, timeout=30)
-        assert opened.read_text().strip() == s.url
+        arg, mode, html = opened.read_text().split("\n", 2)
+        assert s.token not in arg and arg.startswith("file://")
+        assert mode == "600"  # only the learner can read the file that holds the link
+        assert s.url in html.replace("&amp;", "&")  # and it sends the browser on to the page
     finally:
         s.stop()
 

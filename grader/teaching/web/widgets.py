@@ -244,14 +244,22 @@ def label(stages: Sequence[Stage], stale: Iterable[str] = ()) -> dict[str, Any]:
     parts = []
     if yours:
         parts.append(f"your {_numbers(yours)}")
+    unwritten = [st for st, s in theirs.items() if s.why.endswith("is not written yet")]
+    if unwritten:
+        names = ", ".join(resolve_step(st).function for st in unwritten)
+        parts.append(f"the reference {names} ({_numbers(unwritten)}), because your "
+                     f"{'one is' if len(unwritten) == 1 else 'ones are'} not written yet")
     for step, s in theirs.items():
-        ex = resolve_step(step)
-        parts.append(f"the reference {ex.function} (step {ex.number}), because {s.why}")
+        if step not in unwritten:
+            ex = resolve_step(step)
+            parts.append(f"the reference {ex.function} (step {ex.number}), because {s.why}")
     for step in sorted(partly, key=lambda x: resolve_step(x).number):
         s = next(t for t in stages if t.step == step and t.source is Source.REFERENCE)
         ex = resolve_step(step)
         parts.append(f"the reference {ex.function} (step {ex.number}) for {s.call}, because {s.why}")
-    text = "Computed with " + "; ".join(parts) + "."
+    lead = ("Computed with your code: " if not theirs and not partly else
+            "Computed with the reference: " if not yours else "Computed with your code where it can: ")
+    text = lead + "; ".join(parts) + "."
     stale_here = sorted({s for s in stale} & {s.step for s in stages}, key=lambda x: resolve_step(x).number)
     if stale_here:
         text += (f" Your {_numbers(stale_here)} changed since the last check: check "
