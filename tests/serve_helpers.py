@@ -23,15 +23,24 @@ URL_LINE = re.compile(r"^Serving attn-practice at (http://127\.0\.0\.1:(\d+)/\?t
 
 
 class Served:
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None):
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None, *,
+                 max_files: int | None = None):
         # the script beside this interpreter first (a venv not on PATH), then PATH
         beside = Path(sys.executable).with_name("attn-practice")
         exe = str(beside) if beside.exists() else shutil.which("attn-practice")
         assert exe, "the attn-practice console script is not installed (pip install -e .)"
         full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
         full_env.pop("ATTN_PRACTICE_DEBUG", None)
+        def limit() -> None:  # the server's own open-file limit (in the child only)
+            import resource
+
+            if max_files is not None:
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, hard))
+
         self.proc = subprocess.Popen([exe, "serve", *args], cwd=cwd, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=full_env)
+                                     stderr=subprocess.PIPE, text=True, env=full_env,
+                                     preexec_fn=limit if max_files is not None else None)
         assert self.proc.stdout is not None
         self.first_line = self.proc.stdout.readline().rstrip("\n")
         m = URL_LINE.match(self.first_line)
