@@ -326,7 +326,8 @@ class Bridge:
         versions = tuple(self.file_version(self.step(s)) for s in CORE)
         if versions != self._last_key:
             self._last_key = versions
-            self._functions.prepare([(self.step(s), v) for s, v in zip(CORE, versions, strict=True)])
+            # every sandbox: a step imports earlier steps' files when it loads
+            self._functions.prepare([(self.step(s), versions) for s in CORE])
             self._cache = {}  # the old code's numbers
             # New code of the learner's: fill the d_k slider's stops now, so the interactions
             # that follow are quick (this call's lock is held: the thread waits for it).
@@ -350,7 +351,7 @@ class Bridge:
     def _computer(self, versions: tuple[str, ...]) -> widgets.Compute:
         """compute(step_id, *args) by the learner's own function, in its sandbox."""
         def compute(step_id: str, *args: Any) -> tuple[np.ndarray | None, str]:
-            return self._functions(self.step(step_id), versions[CORE.index(step_id)], *args)
+            return self._functions(self.step(step_id), versions, *args)
 
         return compute
 
