@@ -287,6 +287,7 @@ async function saveAndCheck() {
 }
 
 function showReport(r) {
+  document.body.dataset.reports = String(Number(document.body.dataset.reports || 0) + 1);  // for tests and tools
   loadWidgets();  // every check may change whose code the widgets can use, and their labels
   if (r.step !== page.step) { refreshSummary(); return; }
   $("report").setAttribute("aria-busy", "false");
