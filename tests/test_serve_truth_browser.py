@@ -117,6 +117,8 @@ def test_breaking_step3_in_the_page_relabels_every_widget(passed_ws, tmp_path):
             assert "first stage that departs from the reference: weights (step 3)" in \
                 by_id(b, "heatmap-source").text
             assert sidebar_status(b, "step3") == "failed"
+            b.wait_for(lambda d: "the reference: largest weight" in by_id(d, "scale-out").text)
+            assert not [e for e in b.console_errors() if "favicon" not in e]
     finally:
         s.stop()
 

@@ -337,4 +337,4 @@ def scale(compute: Compute, d_k: int) -> dict[str, Any]:
     mine = _scale_numbers(*(s.value for s in (stages[0], stages[2], stages[1], stages[3])))
     ref = _scale_numbers(*(s.reference for s in (stages[0], stages[2], stages[1], stages[3])))
     return {"d_k": d_k, "keys": SCALE_KEYS, "trials": SCALE_TRIALS, **mine,
-            "reference": ref if any(s.differs for s in stages) else None, "stages": stages}
+            "reference_numbers": ref if any(s.differs for s in stages) else None, "stages": stages}

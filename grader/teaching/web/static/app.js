@@ -591,8 +591,8 @@ async function updateScale() {
       el("td", { class: "num" }, b.toFixed(3)));
     t.append(tr);
   }
-  if (data.reference) {  // the learner's numbers differ: the reference's beside them
-    const r = data.reference;
+  if (data.reference_numbers) {  // the learner's numbers differ: the reference's beside them
+    const r = data.reference_numbers;
     for (const [label, a, b] of [["the reference: spread", r.spread_raw, r.spread_scaled],
       ["the reference: largest weight", r.max_weight_raw, r.max_weight_scaled]]) {
       const tr = el("tr", { class: "reference" });
