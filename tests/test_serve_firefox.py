@@ -112,3 +112,72 @@ def test_the_page_works_in_firefox(firefox, tmp_path: Path):
         (shots / "serve-firefox.png").write_bytes(m.screenshot(format="binary"))
     finally:
         served.stop()
+
+
+RAISES = textwrap.dedent("""\
+    import numpy as np
+
+
+    def softmax(x, axis=-1):
+        raise ZeroDivisionError("my softmax is broken")
+""")
+NO_EXP = textwrap.dedent("""\
+    import numpy as np
+
+
+    def softmax(x, axis=-1):
+        x = np.asarray(x, dtype=float)
+        return x / x.sum(axis=axis, keepdims=True)
+""")
+
+
+def _check(m: object) -> None:
+    """Click Check and wait for its report to be drawn."""
+    before = int(m.execute_script("return document.body.dataset.reports || '0'"))
+    m.execute_script("document.getElementById('check').click()")
+    _wait(m, lambda mm: int(mm.execute_script("return document.body.dataset.reports || '0'")) > before,
+          "no report came", timeout=120)
+
+
+def test_labels_restart_and_reload_tell_the_truth_in_firefox(firefox, tmp_path: Path):
+    """Issue 20 items 1-3 in Firefox: honest labels, a tab that reconnects, a kept report."""
+    from conftest import correct_solutions, run
+
+    m = firefox
+    assert run(["start", "ws"], tmp_path).exit_code == 0
+    ws = tmp_path / "ws"
+    correct_solutions(ws)
+    assert run(["check", "--all"], ws).exit_code in (0, 1)
+    served = Served(["ws", "--port", "0", "--no-open"], tmp_path)
+    port = served.port
+    try:
+        m.navigate(f"{served.base}/step/step3?token={served.token}")
+        _wait(m, lambda mm: mm.execute_script("return document.body.dataset.ready") == "true",
+              "the page never became ready in Firefox")
+        set_code = ("const t = document.getElementById('code'); t.value = arguments[0];"
+                    "t.dispatchEvent(new Event('input', {bubbles: true}));")
+        m.execute_script(set_code, script_args=[RAISES])
+        _check(m)
+        why = "the reference softmax (step 3), because your step 3 raises on this input"
+        for widget in ("example", "heatmap", "scale"):
+            _wait(m, lambda mm, w=widget: why in _text(mm, f"{w}-source"), f"{widget} label unchanged")
+        m.execute_script(set_code, script_args=[NO_EXP])
+        _check(m)
+        _wait(m, lambda mm: "[7.333, 0.667] (yours)" in _text(mm, "example-stages"),
+              "the learner's numbers are not shown")
+        assert "[0.506, 0.186, 0.307] ← first departure" in _text(m, "example-stages")
+        assert "Computed with your code: your steps 1, 2, 3, 4, 5." in _text(m, "example-source")
+        # a reload keeps the last report
+        m.refresh()
+        _wait(m, lambda mm: mm.execute_script("return document.body.dataset.ready") == "true",
+              "the page did not come back after a reload")
+        assert "step3 failed" in _text(m, "report-body")
+        # a restart with the tab open: it reconnects by itself
+        served.stop()
+        _wait(m, lambda mm: "Lost the connection" in _text(mm, "notice"), "the loss was not said")
+        served = Served(["ws", "--port", str(port), "--no-open"], tmp_path)
+        _wait(m, lambda mm: mm.execute_script("return document.body.dataset.connected") == "true",
+              "the tab did not reconnect", timeout=60)
+        assert m.execute_script("return document.body.dataset.refused") is None
+    finally:
+        served.stop()
