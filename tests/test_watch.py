@@ -139,6 +139,7 @@ def test_keys_hint_list_next_check_help_quit(workspace):
     text = joined(console.export_text())
     assert Workspace(workspace).load_state().step("step1").hints == 2
     assert "hint 2 of" in text
+    assert "press h again" in text and "attn-practice hint" not in text  # the key, not a command
     assert "Progress in" in text
     assert "unknown key 'x'" in text and "Keys: c check now" in text
     assert checker.checked == ["step1", "step1", "step2"]  # start, c, n (skips on to step2)

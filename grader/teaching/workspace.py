@@ -469,7 +469,7 @@ def workspace_readme(catalog: Sequence[Exercise]) -> str:
         "    attn-practice reset step1    # restore the stub (your file is backed up first)",
         "    attn-practice watch          # check again each time you save; h for a hint",
         "    attn-practice serve          # the lesson, an editor and live widgets in your browser",
-        "    attn-practice explore        # see attention at work (the sentence, the worked example)",
+        "    attn-practice explore sentence  # see attention at work (also: explore example, scale)",
         "    attn-practice solution step1 # the reference solution, once the step passes",
         "",
         "Your earlier steps may be imported by later ones, e.g.",
