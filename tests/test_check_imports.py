@@ -10,8 +10,6 @@ again (the state file is the cache, keyed by the file's content).
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 import yaml
 from conftest import correct_solutions, run, run_script, write_step
