@@ -200,3 +200,23 @@ def test_a_check_keeps_the_keyboard_focus_on_the_heatmap(tmp_path):
             assert "Write dot_scores" not in task and task.count("dot_scores(Q, K)") == 1
     finally:
         s.stop()
+
+
+def test_a_save_in_another_editor_relabels_the_widgets(passed_ws, tmp_path):
+    """Saved on disk while the page is open: the watcher re-checks it, the labels follow."""
+    s = Served(["ws", "--port", "0", "--no-open"], tmp_path)
+    try:
+        with browser(1280, 900) as b:
+            b.get(f"{s.base}/step/step1?token={s.token}")
+            ready(b)
+            b.wait_for(lambda d: "Computed with your code: your steps 1, 2, 3, 4, 5."
+                       in by_id(d, "heatmap-source").text)
+            (passed_ws / "step3_softmax.py").write_text(RAISES)
+            b.wait_for(lambda d: "because your step 3 raises on this input"
+                       in by_id(d, "heatmap-source").text, timeout=120,
+                       message="the heatmap's label did not follow the save on disk")
+            b.wait_for(lambda d: sidebar_status(d, "step3") == "failed", timeout=120)
+            assert "the reference softmax (step 3)" in by_id(b, "example-source").text
+            assert stage_source(b, "weights") == "reference"
+    finally:
+        s.stop()
