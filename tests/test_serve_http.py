@@ -532,6 +532,9 @@ def test_without_no_open_the_browser_is_given_a_private_file_never_the_token(tmp
         assert s.url in html.replace("&amp;", "&")  # and it sends the browser on to the page
     finally:
         s.stop()
+    keep = tmp_path / "ws" / ".attn-practice"
+    assert not list(keep.glob("open-*.html"))  # gone once serve stops
+    assert (keep / ".gitignore").read_text().strip().endswith("*")  # never pushed with the workspace
 
 
 def test_with_no_display_no_text_browser_takes_the_terminal(tmp_path):

@@ -128,3 +128,16 @@ def test_the_learners_request_gets_through_1000_idle_connections(tmp_path, max_f
     finally:
         _, err = s.stop()
     assert s.returncode == 0 and "Traceback" not in err, err
+
+
+def test_a_connection_that_sends_nothing_is_closed(tmp_path):
+    """No request within the server's per-read timeout (20 s): it hangs up, freeing the thread."""
+    import socket
+
+    s = Served(["ws", "--port", "0", "--no-open"], tmp_path)
+    try:
+        with socket.create_connection(("127.0.0.1", s.port), timeout=180) as c:
+            assert c.recv(1) == b""  # the server closed it (a ceiling, not a timing: 180 s)
+        assert s.get_json("/api/summary")[0] == 200
+    finally:
+        s.stop()

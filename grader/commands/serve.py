@@ -97,6 +97,7 @@ def serve(directory: Path | None, port: int | None, no_open: bool, rotate_token:
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    opener: Path | None = None
     old = signal.signal(signal.SIGTERM, on_term)
     try:  # from here on, Ctrl-C at any moment stops cleanly
         click.echo(f"Serving attn-practice at {server.url}")
@@ -106,7 +107,8 @@ def serve(directory: Path | None, port: int | None, no_open: bool, rotate_token:
         _warm(server)
         if not no_open:
             if _has_display():
-                threading.Thread(target=_open_browser, args=(server.url, ws), daemon=True).start()
+                opener = _opening_file(server.url, ws)
+                threading.Thread(target=_open_browser, args=(opener,), daemon=True).start()
             else:
                 say("No graphical display here: open the link above in your browser.")
         server.serve_forever(poll_interval=0.2)
@@ -115,6 +117,8 @@ def serve(directory: Path | None, port: int | None, no_open: bool, rotate_token:
     finally:
         signal.signal(signal.SIGTERM, old)
         server.stop()
+        if opener is not None:
+            _remove(opener)
     say("Stopped serving. Your files and progress are saved.")
     return EXIT_PASSED
 
@@ -125,39 +129,52 @@ def _has_display() -> bool:
         os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _open_browser(url: str, ws: Workspace) -> None:
-    """Open the page in the learner's browser; say so when none can be opened.
+def _opening_file(url: str, ws: Workspace) -> Path | None:
+    """A private file (0600) that sends the browser on to `url`; None when it cannot be written.
 
-    The browser is given a file, never the URL: a command line is readable by
-    every user of the machine (/proc/PID/cmdline), and the URL holds the token.
-    The file (0600, in the workspace's private folder) sends the browser on to
-    the URL, and is deleted once the browser has had time to read it.
+    The browser is given this file, never the URL: a command line is readable
+    by every user of the machine (/proc/PID/cmdline), and the URL holds the token.
     """
     import html
-    import time
-    import webbrowser
 
     from attn_practice.grader.atomic import write_atomic
     from attn_practice.grader.teaching.web.keep import keep_dir
 
-    page = None
     try:
         page = keep_dir(ws) / f"open-{os.getpid()}.html"
         quoted = html.escape(url, quote=True)
         write_atomic(page, f'<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
                            f'<meta http-equiv="refresh" content="0;url={quoted}"><title>attn-practice</title>'
                            f'<p>Opening <a href="{quoted}">the lesson</a>…</p>', mode=0o600)
-        opened = webbrowser.open(page.as_uri())
+    except OSError:
+        return None
+    return page
+
+
+def _open_browser(page: Path | None) -> None:
+    """Open the page in the learner's browser; say so when none can be opened.
+
+    The file is deleted once the browser has had time to read it (or when serve stops).
+    """
+    import time
+    import webbrowser
+
+    try:
+        opened = page is not None and webbrowser.open(page.as_uri())
     except Exception:  # noqa: BLE001 - not opening a browser is not an error: the link is printed
         opened = False
     if not opened:
         say("Could not open a browser: open the link above yourself.")
     if page is not None:
         time.sleep(OPEN_FILE_SECONDS)
-        try:
-            page.unlink()
-        except OSError:
-            pass
+        _remove(page)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def _quiet_hypothesis() -> None:

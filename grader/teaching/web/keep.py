@@ -43,6 +43,9 @@ def keep_dir(ws: Workspace) -> Path:
         raise OSError(f"{folder} is not a folder")
     if folder.stat().st_mode & 0o077:
         os.chmod(folder, 0o700)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():  # a workspace pushed to a class repository does not carry the token
+        write_atomic(ignore, "# attn-practice serve's private files: never commit them\n*\n", mode=0o600)
     return folder
 
 
