@@ -105,3 +105,15 @@ def test_the_page_blames_the_broken_imported_step_on_its_first_check(tmp_path):
         assert "--reference-steps" in flat
     finally:
         s.stop()
+
+
+def test_status_says_when_a_checked_file_changed_since(tmp_path):
+    assert run(["start", "ws"], tmp_path).exit_code == 0
+    ws = tmp_path / "ws"
+    correct_solutions(ws, ["step1"])
+    assert run(["check", "step1"], ws).exit_code == 0
+    assert "changed since" not in run(["status"], ws).output
+    path = ws / "step1_scores.py"
+    path.write_text(path.read_text() + "\n# edited after the pass\n")
+    out = " ".join(run(["status"], ws).output.split())
+    assert "passed, changed since" in out and "step1_scores.py changed since its last check" in out

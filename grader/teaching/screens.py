@@ -30,7 +30,7 @@ from attn_practice.grader.reports._text import clean
 from attn_practice.grader.reports.terminal import hanging, render_step
 from attn_practice.grader.results import Status, StepResult
 from attn_practice.grader.teaching.outcome import Row, Why, fmt
-from attn_practice.grader.teaching.workspace import Progress, stale_steps
+from attn_practice.grader.teaching.workspace import Progress, changed_since_check, stale_steps
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -402,6 +402,8 @@ def render_status(console: Console, ws: Workspace, catalog: Sequence[Exercise], 
         title = ex.title.split(":")[0] if short else ex.title
         if ex.id in stale:
             cell = Text(f"{STALE_ICON} passed, stale", style=STALE_STYLE)
+        elif st.checked and changed_since_check(ws, state, ex):  # its own file changed since
+            cell = Text(f"{STALE_ICON} {st.status}, changed since", style=STALE_STYLE)
         else:
             cell = Text(f"{STATE_ICON[st.status]} {st.status}", style=STATE_STYLE[st.status])
         table.add_row(ex.id + (" (bonus)" if ex.bonus else ""), title, cell,
@@ -410,6 +412,12 @@ def render_status(console: Console, ws: Workspace, catalog: Sequence[Exercise], 
     core = [e for e in catalog if not e.bonus]
     done = sum(state.step(e.id).passed for e in core)
     console.print(f"Core steps passed: {done}/{len(core)}")
+    changed = [e for e in catalog if state.step(e.id).checked and changed_since_check(ws, state, e)]
+    if changed:
+        say(console, Text("changed:", style=STALE_STYLE),
+            f"{', '.join(e.file for e in changed)} changed since {'its' if len(changed) == 1 else 'their'} "
+            f"last check: its state above is the old file's. `attn-practice check "
+            f"{changed[0].id}` checks it again.")
     for sid, deps in stale.items():
         names = ", ".join(f"{d.file}" for d in deps)
         say(console, Text("stale:", style=STALE_STYLE),
