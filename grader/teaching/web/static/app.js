@@ -482,6 +482,13 @@ function selectRow(i) {
   const holder = el("div");
   box.append(holder);
   bars(holder, heat.tokens, w, { label: `weights of "${heat.tokens[i]}"` });
+  if (heat.attention_weights) {  // the grid is steps 1-4; the learner's step 5 answers differently
+    box.append(el("p", { class: "small", id: "heatmap-attention-note" },
+      "Your attention (step 5), called in one go, gives different weights for this row:"));
+    const own = el("div", { class: "attention-bars" });
+    box.append(own);
+    bars(own, heat.tokens, heat.attention_weights[i], { label: `your attention's weights of "${heat.tokens[i]}"` });
+  }
   if (heat.reference_weights) {
     box.append(el("p", { class: "small" }, "The reference's weights for the same row:"));
     const ref = el("div", { class: "reference-bars" });
