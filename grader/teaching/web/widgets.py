@@ -46,6 +46,9 @@ class Source(str, enum.Enum):
 Compute = Callable[..., tuple["np.ndarray | None", str]]
 SCALE_TRIALS = 100
 SCALE_KEYS = 8
+#: calls before a widget sandbox is replaced by a fresh one: its CPU-time limit is per process,
+#: and a learner may drag a slider for hours
+RECYCLE_AFTER = 500
 
 
 class LearnerFunctions:
@@ -55,6 +58,7 @@ class LearnerFunctions:
         self.root = root
         self._launcher: Any = None
         self._learners: dict[str, tuple[Any, Any]] = {}
+        self._calls: dict[str, int] = {}
         self.closed = False
 
     def _learner(self, ex: Exercise, sig: Any) -> Any:
@@ -65,9 +69,12 @@ class LearnerFunctions:
             raise RuntimeError("the server is stopping")
         cached = self._learners.get(ex.id)
         if cached is not None and cached[0] == sig:
-            return cached[1]
+            self._calls[ex.id] = self._calls.get(ex.id, 0) + 1
+            if self._calls[ex.id] <= RECYCLE_AFTER:
+                return cached[1]
         if cached is not None:
             cached[1].close()
+        self._calls[ex.id] = 0
         if self._launcher is None:
             self._launcher = Launcher()
         learner = Learner(self._launcher, self.root, step_id=ex.id, module=ex.module,
