@@ -118,3 +118,18 @@ def test_a_widget_sandbox_is_replaced_after_many_calls(tmp_path, monkeypatch):
         assert len(set(seen)) == 2
     finally:
         fns.close()
+
+
+def test_the_older_label_form_still_answers_for_reference_only_callers():
+    """`host` computes its widgets by the reference: label(False, problems) and by_reference(ex)."""
+    from attn_practice.grader.catalog import resolve_step
+
+    def compute(step_id, *args):
+        return widgets.by_reference(resolve_step(step_id), *args)
+
+    out = widgets.heatmap(compute, ["a", "b"], np.eye(2), np.eye(2))
+    said = widgets.label(False, out.pop("problems"))
+    assert said == {"source": "reference", "label": "computed with the reference"}
+    import json
+
+    json.dumps(out)  # plain data throughout

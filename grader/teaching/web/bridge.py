@@ -364,7 +364,7 @@ class Bridge:
                 data = make(self._computer(versions))
                 if cache:
                     self._cache[name] = data
-        out = {k: v for k, v in data.items() if k != "stages"}
+        out = {k: v for k, v in data.items() if k not in ("stages", "problems")}
         out.update(widgets.label(data["stages"], self.stale()))
         out["server_ms"] = round((time.perf_counter() - t0) * 1000, 2)
         return out

@@ -163,9 +163,10 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def by_reference(step_id: str, *args: Any) -> tuple[np.ndarray | None, str]:
+def by_reference(step: str | Exercise, *args: Any) -> tuple[np.ndarray | None, str]:
     """A `Compute` that is the reference itself (the learner's code is not asked)."""
-    return np.asarray(reference.FUNCTIONS[resolve_step(step_id).function](*args)), ""
+    ex = step if isinstance(step, Exercise) else resolve_step(step)
+    return np.asarray(reference.FUNCTIONS[ex.function](*args)), ""
 
 
 # ------------------------------------------------------------------ stages
@@ -235,15 +236,48 @@ def _numbers(steps: Iterable[str]) -> str:
     return ("step " if len(words) == 1 else "steps ") + ", ".join(words)
 
 
-def label(stages: Sequence[Stage], stale: Iterable[str] = ()) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Said:
+    """What the label needs of a stage (from a `Stage` or its `to_dict()`)."""
+
+    name: str
+    step: str
+    call: str
+    source: Source
+    why: str
+    first: bool
+
+    @classmethod
+    def of(cls, s: Stage | dict[str, Any]) -> _Said:
+        if isinstance(s, Stage):
+            return cls(s.name, s.step, s.call, s.source, s.why, s.first)
+        return cls(s["stage"], s["step"], s["call"], Source(s["source"]), s.get("why", ""),
+                   bool(s.get("first")))
+
+
+OLD_YOURS = "computed with your code (steps 1-5 pass)"
+OLD_REFERENCE = "computed with the reference"
+
+
+def label(stages: Sequence[Stage | dict[str, Any]] | bool, stale: Iterable[str] = ()) -> dict[str, Any]:
     """Whose functions computed the numbers, and why any is the reference's; said beside them.
 
     Built from the stages themselves, so it cannot claim more than was run:
     "Computed with your steps 1, 2, 4, 5; the reference softmax (step 3),
-    because your step3 raises on this input (...)".
+    because your step3 raises on this input (...)". (`label(yours: bool,
+    problems)`, the form before stages, still answers for callers that
+    compute by the reference only.)
     """
+    if isinstance(stages, bool):
+        problems = [p for p in stale if p]
+        if stages and not problems:
+            return {"source": Source.YOURS.value, "label": OLD_YOURS}
+        return {"source": Source.REFERENCE.value, "label": OLD_REFERENCE + (
+            f": your code could not be used ({problems[0][:160]})" if stages else "")}
+    dicts = [s.to_dict() if isinstance(s, Stage) else s for s in stages]
+    stages = [_Said.of(s) for s in stages]
     yours = [s.step for s in stages if s.source is Source.YOURS]
-    theirs: dict[str, Stage] = {}
+    theirs: dict[str, _Said] = {}
     for s in stages:
         if s.source is Source.REFERENCE and s.step not in theirs and s.step not in yours:
             theirs[s.step] = s
@@ -279,11 +313,15 @@ def label(stages: Sequence[Stage], stale: Iterable[str] = ()) -> dict[str, Any]:
     return {"source": source.value, "label": text, "stale": stale_here,
             "yours": sorted({resolve_step(s).number for s in yours}),
             "reference": sorted({resolve_step(s).number for s in (*theirs, *partly)}),
-            "first": first.name if first else None,
-            "stages": [s.to_dict() for s in stages]}
+            "first": first.name if first else None, "stages": dicts}
 
 
 # ------------------------------------------------------------------ the three widgets
+def _plain(stages: Sequence[Stage]) -> dict[str, Any]:
+    """The stages as JSON-ready data (what `label` reads), and each one's problem (older callers)."""
+    return {"stages": [s.to_dict() for s in stages], "problems": [s.why for s in stages]}
+
+
 def heatmap(compute: Compute, tokens: Sequence[str], queries: np.ndarray, keys: np.ndarray) -> dict[str, Any]:
     """Steps 1-4 with the identity as values: the output *is* the weight matrix; step 5 beside it."""
     d_k = queries.shape[-1]
@@ -300,7 +338,7 @@ def heatmap(compute: Compute, tokens: Sequence[str], queries: np.ndarray, keys: 
     return {"tokens": list(tokens), "weights": np.round(out.value, 4).tolist(),
             "reference_weights": np.round(out.reference, 4).tolist() if out.differs else None,
             "attention_weights": np.round(att.value, 4).tolist() if att.differs else None,
-            "stages": stages}
+            **_plain(stages)}
 
 
 def example(compute: Compute, q: np.ndarray, keys: np.ndarray, values: np.ndarray) -> dict[str, Any]:
@@ -317,7 +355,7 @@ def example(compute: Compute, q: np.ndarray, keys: np.ndarray, values: np.ndarra
     row = {s.name: s.value[0].tolist() for s in stages}
     return {"q": q.tolist(), "keys": keys.tolist(), "values": values.tolist(), "d_k": d_k,
             "scores": row["scores"], "scaled": row["scaled"], "weights": row["weights"],
-            "output": row["output"], "attention": row["attention"], "stages": stages}
+            "output": row["output"], "attention": row["attention"], **_plain(stages)}
 
 
 def _scale_numbers(scores: np.ndarray, scaled_scores: np.ndarray, raw: np.ndarray,
@@ -344,4 +382,4 @@ def scale(compute: Compute, d_k: int) -> dict[str, Any]:
     mine = _scale_numbers(*(s.value for s in (stages[0], stages[2], stages[1], stages[3])))
     ref = _scale_numbers(*(s.reference for s in (stages[0], stages[2], stages[1], stages[3])))
     return {"d_k": d_k, "keys": SCALE_KEYS, "trials": SCALE_TRIALS, **mine,
-            "reference_numbers": ref if any(s.differs for s in stages) else None, "stages": stages}
+            "reference_numbers": ref if any(s.differs for s in stages) else None, **_plain(stages)}

@@ -406,7 +406,7 @@ function showSource(prefix, data) {
   box.replaceChildren();
   for (const st of data.stages || []) {
     const whose = st.source === "yours" ? `your ${st.function} (step ${st.number})`
-      : `the reference ${st.function} (step ${st.number}): ${st.why}`;
+      : `the reference ${st.function} (step ${st.number})${st.why ? ": " + st.why : ""}`;
     const verdict = !st.differs ? "matches the reference"
       : st.inherited ? "differs, only because an earlier stage fed it different numbers"
       : "differs from the reference";
