@@ -117,3 +117,15 @@ def test_status_says_when_a_checked_file_changed_since(tmp_path):
     path.write_text(path.read_text() + "\n# edited after the pass\n")
     out = " ".join(run(["status"], ws).output.split())
     assert "passed, changed since" in out and "step1_scores.py changed since its last check" in out
+
+
+def test_explore_does_not_call_a_changed_file_yours(tmp_path):
+    """`explore sentence` uses the learner's code once steps 1-5 pass: not once a file changed since."""
+    assert run(["start", "ws"], tmp_path).exit_code == 0
+    ws = tmp_path / "ws"
+    correct_solutions(ws)
+    assert run(["check", "--all"], ws).exit_code in (0, 1)
+    assert "computed with your code" in run(["explore", "sentence"], ws).stdout
+    write_step(ws, "step3", NO_MAX)
+    out = " ".join(run(["explore", "sentence"], ws).stdout.split())
+    assert "computed with the reference (your step3 changed since its last check" in out, out

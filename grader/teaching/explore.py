@@ -74,8 +74,11 @@ def sentence_heatmap(*, causal: bool = False, workspace: Workspace | None | bool
     mask = causal_mask(n) if causal else None
     eye = np.eye(n)
     fallback = REFERENCE_CAUSAL if causal else REFERENCE
-    ws = _passed_workspace(workspace, ("step6",) if causal else CORE_STEPS)
-    if ws is not None:
+    ws, changed = _passed_workspace(workspace, ("step6",) if causal else CORE_STEPS)
+    if changed:  # passed, but not with the files there now: their code is not vouched for
+        fallback = (f"computed with the reference (your {', '.join(changed)} changed since "
+                    f"{'its' if len(changed) == 1 else 'their'} last check: check again to use yours)")
+    elif ws is not None:
         args: tuple[Any, ...] = (s.queries, s.keys, eye) + ((mask,) if causal else ())
         weights, problem = _learner_weights(ws, "step6" if causal else "step5", args, launcher)
         if weights is not None:
@@ -88,23 +91,33 @@ def sentence_heatmap(*, causal: bool = False, workspace: Workspace | None | bool
     return Heatmap(s.tokens, np.asarray(weights), mask, "reference", fallback)
 
 
-def _passed_workspace(workspace: Workspace | None | bool, steps: Sequence[str]) -> Workspace | None:
-    from attn_practice.grader.teaching.workspace import NotInWorkspace, Workspace, find_workspace
+def _passed_workspace(workspace: Workspace | None | bool,
+                      steps: Sequence[str]) -> tuple[Workspace | None, list[str]]:
+    """(the workspace when `steps` all passed, the steps among them whose files changed since)."""
+    from attn_practice.grader.catalog import resolve_step
+    from attn_practice.grader.teaching.workspace import (
+        NotInWorkspace,
+        Workspace,
+        changed_since_check,
+        find_workspace,
+    )
 
     if workspace is False:
-        return None
+        return None, []
     if not isinstance(workspace, Workspace):
         try:
             workspace = find_workspace()
         except NotInWorkspace:
-            return None
+            return None, []
     try:
         state = workspace.load_state()
     except OSError:
-        return None
-    if all(state.step(s).passed for s in steps):
-        return workspace
-    return None
+        return None, []
+    if not all(state.step(s).passed for s in steps):
+        return None, []
+    changed = [s for s in steps if state.step(s).checked
+               and changed_since_check(workspace, state, resolve_step(s))]
+    return (None, changed) if changed else (workspace, [])
 
 
 def _learner_weights(ws: Workspace, step: str, args: tuple[Any, ...],
