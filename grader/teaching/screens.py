@@ -264,8 +264,8 @@ def _render_what_now(console: Console, outcome: CheckOutcome, first: StepResult,
             Why.RAISED: f"The error happened inside {dep.file} (your {dep.function}, {dep.id}), "
                         f"which {first.file} imports: {check_dep} and fix {dep.function} first.",
             Why.FAILS: f"your step {resolve_step(first.id).number} calls your `{dep.function}` "
-                       f"(step {dep.number}), which fails: fix {dep.file} first ({check_dep} "
-                       "shows why).",
+                       f"(step {dep.number}), which fails: fix {dep.file} first; to see why, "
+                       f"{check_dep}.",
             Why.UNCHECKED: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), "
                            f"which you have not checked yet: {check_dep} first; if it passes, the "
                            f"problem is in {first.file}.",
