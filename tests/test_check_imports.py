@@ -49,7 +49,7 @@ def test_first_check_of_step5_names_the_broken_step3(tmp_path, broken):
     assert res.exit_code == 1, res
     flat = " ".join(res.output.split())
     assert ("your step 5 calls your `softmax` (step 3), which fails: fix step3_softmax.py first"
-            in flat), res
+            in flat.lower()), res
     assert "--reference-steps" in flat
     assert "Fix the first problem above in step5_attention.py" not in flat
     steps = _state(ws)

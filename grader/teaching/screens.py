@@ -263,7 +263,7 @@ def _render_what_now(console: Console, outcome: CheckOutcome, first: StepResult,
                              f"{check_dep}.",
             Why.RAISED: f"The error happened inside {dep.file} (your {dep.function}, {dep.id}), "
                         f"which {first.file} imports: {check_dep} and fix {dep.function} first.",
-            Why.FAILS: f"your step {resolve_step(first.id).number} calls your `{dep.function}` "
+            Why.FAILS: f"Your step {resolve_step(first.id).number} calls your `{dep.function}` "
                        f"(step {dep.number}), which fails: fix {dep.file} first; to see why, "
                        f"{check_dep}.",
             Why.UNCHECKED: f"{first.file} imports your {dep.function} from {dep.file} ({dep.id}), "
