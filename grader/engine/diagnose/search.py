@@ -44,8 +44,15 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs,
     differs_finitely,
 )
-from attn_practice.grader.engine.diagnose.probes import TWIN
-from attn_practice.grader.engine.diagnose.readings import READINGS, Config, compute, key, merge
+from attn_practice.grader.engine.diagnose.probes import PROBES, TWIN
+from attn_practice.grader.engine.diagnose.readings import (
+    IMPLIED,
+    READINGS,
+    Config,
+    compute,
+    key,
+    merge,
+)
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.reference.mistakes import MISTAKES, mistakes_for
 
@@ -99,14 +106,19 @@ def _fits(alt: Alt, obs: Sequence[Obs]) -> bool:
     return all(_consistent(o, alt) for o in obs)
 
 
-def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs]) -> int:
-    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference)."""
+def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs], errors: bool = False) -> int:
+    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference).
+
+    With `errors`, an error where `base` runs counts too: for a softmax written for
+    matrices (`fixed-rank`), failing on a batch is the whole of the mistake.
+    """
     n = 0
     for o in obs:
         out = o.output(alt.key, alt.fn)
-        if out is None:
-            continue
         other = o.ref if base is None else o.output(base.key, base.fn)
+        if out is None:
+            n += errors and other is not None and o.out is None
+            continue
         if other is None or differs_finitely(out, other):
             n += 1
     return n
@@ -134,7 +146,7 @@ def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     for mid, alts in alternatives(step).items():
         best, best_alt = 0, None
         for alt in alts:
-            if _fits(alt, obs):
+            if _fits(alt, obs):  # alone, failing on a batch is for fixed_rank() to judge
                 s = _support(alt, None, [o for o in obs if o.probe])
                 s = s and _support(alt, None, obs)
                 if s > best:
@@ -200,7 +212,8 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
             whole = _reading(step, cfg)
             if not _fits(whole, obs):
                 continue
-            supports = [_support(whole, _reading(step, r), obs) for r in rests if r is not None]
+            supports = [_support(whole, _reading(step, r), obs, mid == FIXED_RANK)
+                        for mid, r in zip(mids, rests, strict=True) if r is not None]
             if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
                 fits[mids] = (sum(supports), whole)
     return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
@@ -217,23 +230,124 @@ def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
 
 def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
     """The ids of the best full explanation of `obs` (one id, else two, else three), or None."""
-    fit = _best_fit(step, obs)
+    found = explain_fit(step, obs)
+    return found[0] if found else None
+
+
+def explain_fit(step: str, obs: Sequence[Obs]) -> tuple[tuple[str, ...], _Fit] | None:
+    """`explain`, with the fit itself (whose reading can be run on other inputs)."""
+    fit = _best_fit(step, obs, extend=True)
     if fit is None:
         return None
-    if not RANK_IDS & set(fit.ids) and _rank_bound(step, fit, obs):
-        return (*fit.ids, FIXED_RANK)
-    return fit.ids
+    ids = (*fit.ids, *_implied(step, fit, obs))
+    if not RANK_IDS & set(ids) and _rank_bound(step, fit, obs):
+        ids = (*ids, FIXED_RANK)
+    return ordered_ids(ids), fit
 
 
-def _best_fit(step: str, obs: Sequence[Obs]) -> _Fit | None:
+def ordered_ids(ids: Sequence[str]) -> tuple[str, ...]:
+    """Catalogue order, the cause first: `fixed-rank` (the symptom) after every other id."""
+    return tuple(sorted(dict.fromkeys(ids), key=lambda i: (i == FIXED_RANK, _ORDER.get(i, 99))))
+
+
+def _implied(step: str, fit: _Fit, obs: Sequence[Obs]) -> list[str]:
+    """Second ids of two-mistake spellings (readings.IMPLIED) the learner's answers show."""
+    if fit.alt is None or fit.alt.cfg is None:
+        return []
+    extra = []
+    for (slot, variant), (changes, mid) in IMPLIED.get(step, {}).items():
+        if fit.alt.cfg.get(slot) == variant and mid not in fit.ids:
+            other = _reading(step, {**fit.alt.cfg, **changes})
+            if _support(fit.alt, other, obs, errors=mid == FIXED_RANK):
+                extra.append(mid)
+    return extra
+
+
+def _best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> _Fit | None:
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
-    for search in (_singles, _pairs, _triples):
+    searches = (_singles, _pairs, *((_extended,) if extend else ()), _triples)
+    for search in searches:
         fits = search(step, ordered)
         if fits:
             return min(fits, key=_Fit.rank)
     return None
+
+
+# --------------------------------------------------- batch-only spellings
+@functools.cache
+def batch_only(step: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """(id, one-slot configuration) of every reading that is right on every 2-D probe.
+
+    `K.T`, `np.dot`, a softmax over axis 1, `K.shape[1]` for d_k, a softmax written
+    for matrices: code like this passes every 2-D test and shows only on a batch.
+    """
+    flat = [p for p in PROBES.get(step, ()) if p.rank == 2 and "large" not in p.tags]
+    found = []
+    for mid, cfgs in READINGS.get(step, {}).items():
+        for cfg in cfgs:
+            if len(cfg) != 1:
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    same = all(close(compute(step, cfg, p.args), compute(step, {}, p.args), MATCH)
+                               for p in flat)
+            except Exception:  # noqa: BLE001 - a reading that raises on a matrix is not one
+                same = False
+            if same and flat:
+                found.append((mid, key(cfg)))
+    return tuple(found)
+
+
+def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+    """A 2-D explanation (or none needed) plus spellings that only show on a batch.
+
+    Real code has K.T, np.dot, axis=1 and no scaling all at once: four ids, more
+    than the search above combines. On 2-D input only the last shows, so it is
+    found there first; then batch-only spellings, one per slot, are added until
+    every batched answer is explained, each one needed somewhere.
+    """
+    if step not in ("step5", "step6", "step7", "step8"):
+        return []
+    flat = [o for o in obs if o.rank == 2]
+    if not flat or any(o.probe and o.rank > 2 and o.right for o in obs):
+        return []
+    base_ids: tuple[str, ...] = ()
+    base: dict[str, Any] = {}
+    if not all(o.right for o in flat):
+        fit = _best_fit(step, flat)
+        if fit is None or fit.alt is None or fit.alt.cfg is None:
+            return []
+        base_ids, base = fit.ids, dict(fit.alt.cfg)
+    by_slot: dict[str, list[tuple[str, tuple[str, Any]]]] = {}
+    for mid, cfg in batch_only(step):
+        (slot, variant), = cfg
+        by_slot.setdefault(slot, []).append((mid, (slot, variant)))
+    best: _Fit | None = None
+    for picks in itertools.product(*([None, *vs] for vs in by_slot.values())):
+        chosen = [p for p in picks if p is not None]
+        if not chosen:
+            continue
+        cfg = _merge_all([base, *({s: v} for _, (s, v) in chosen)])
+        if cfg is None:
+            continue
+        whole = _reading(step, cfg)
+        if not _fits(whole, obs):
+            continue
+        supports = []
+        for mid, (s, _v) in chosen:
+            rest = {k: v for k, v in cfg.items() if k != s}
+            if s in base:
+                rest[s] = base[s]
+            supports.append(_support(whole, _reading(step, rest), obs, mid == FIXED_RANK))
+        if not all(supports):
+            continue
+        ids = tuple(dict.fromkeys((*base_ids, *(m for m, _ in chosen))))
+        fit = _Fit(ids, sum(supports), whole, _native(step, ids))
+        if best is None or (len(chosen), fit.rank()) < (len(best.ids) - len(base_ids), best.rank()):
+            best = fit
+    return [best] if best is not None else []
 
 
 #: Ids that are themselves about the number of axes.
@@ -356,24 +470,47 @@ def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
     return "contradicts" if any_differs and not some_raised else "silent"
 
 
+#: Readings that exponentiate without subtracting a maximum (they overflow themselves).
+_UNSHIFTED = frozenset({"exp", "nokeep-raw", "global-unshifted"})
+
+
+def _shifted(fit: _Fit) -> bool:
+    """A composable reading whose every exponential is taken after subtracting a maximum."""
+    return fit.alt is not None and fit.alt.cfg is not None and not _UNSHIFTED & set(
+        map(str, fit.alt.cfg.values()))
+
+
 def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     """Every id of the best explanation of the learner's answers (see the module docstring)."""
     tail: list[str] = []
+    spoiled: list[Obs] = []
     if unstable(obs):
         tail = [UNSTABLE]
+        spoiled = [o for o in obs if _spoiled(o)]
         obs = [o for o in obs if not _spoiled(o)]
     # Large probes decide softmax-unstable only: huge scores computed in float32 are
     # not right, and say nothing about any other mistake (their small twins do).
     obs = [o for o in obs if not (o.probe and o.large)]
     if all(o.right for o in obs):
         return tail
-    for stage in (explain, fixed_rank):
+    try:
+        found = explain_fit(step, obs)
+    except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
+        found = None
+    if found:
+        ids, fit = found
+        # NaN that the mistake found computes itself (every exp underflowing to 0 when
+        # max and sum run over different axes) is not an overflow
+        if tail and _shifted(fit) and all(_consistent(o, fit.alt) for o in spoiled):
+            tail = []
+        return [*ids, *(t for t in tail if t not in ids)]
+    for stage in (fixed_rank,):
         try:
-            found = stage(step, obs)
+            found_ids = stage(step, obs)
         except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
-            found = None
-        if found:
-            return [*found, *(t for t in tail if t not in found)]
+            found_ids = None
+        if found_ids:
+            return [*found_ids, *(t for t in tail if t not in found_ids)]
     try:
         return [*partial(step, obs), *tail]
     except Exception:  # noqa: BLE001
