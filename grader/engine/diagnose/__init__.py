@@ -40,7 +40,7 @@ from typing import Any
 from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
-from attn_practice.grader.engine.diagnose.search import diagnose_ids
+from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
 from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.mistakes import MISTAKES
 

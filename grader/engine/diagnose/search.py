@@ -23,8 +23,9 @@ found nothing):
    whose reading the learner follows wherever the reading differs from the
    reference, and that no input contradicts.
 
-Nothing here raises: any failure of this module's own logic means "no
-diagnosis" for the candidate concerned.
+Stages 1, 3 and 4 and the order of the stages live in `verdict.py`. Nothing
+here raises: any failure of this module's own logic means "no diagnosis" for
+the candidate concerned.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs,
     differs_finitely,
 )
-from attn_practice.grader.engine.diagnose.probes import PROBES, TWIN
+from attn_practice.grader.engine.diagnose.probes import PROBES
 from attn_practice.grader.engine.diagnose.readings import (
     IMPLIED,
     READINGS,
@@ -60,7 +61,7 @@ UNSTABLE = "softmax-unstable"
 FIXED_RANK = "fixed-rank"
 #: Ids found by their own rules rather than by a reading.
 PROBE_IDS = frozenset({UNSTABLE, FIXED_RANK})
-_ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
+ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
 
 
 @dataclass(frozen=True)
@@ -89,11 +90,11 @@ def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
     for mistake, fn in mistakes_for(step):
         if mistake.id not in PROBE_IDS:
             out.setdefault(mistake.id, []).append(Alt(("fn", id(fn)), fn))
-    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: _ORDER.get(kv[0], 99))}
+    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: ORDER.get(kv[0], 99))}
 
 
 # ------------------------------------------------------------------ matching
-def _consistent(o: Obs, alt: Alt) -> bool:
+def consistent(o: Obs, alt: Alt) -> bool:
     out = o.output(alt.key, alt.fn)
     if out is None or o.out is None:
         return out is None and o.out is None
@@ -103,7 +104,7 @@ def _consistent(o: Obs, alt: Alt) -> bool:
 
 
 def _fits(alt: Alt, obs: Sequence[Obs]) -> bool:
-    return all(_consistent(o, alt) for o in obs)
+    return all(consistent(o, alt) for o in obs)
 
 
 def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs], errors: bool = False) -> int:
@@ -125,7 +126,7 @@ def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs], errors: bool = Fals
 
 
 @dataclass(frozen=True)
-class _Fit:
+class Fit:
     ids: tuple[str, ...]
     support: int
     alt: Alt | None
@@ -134,14 +135,14 @@ class _Fit:
     native: int = 0
 
     def rank(self) -> tuple[int, int, int, tuple[int, ...]]:
-        return (len(self.ids), -self.support, -self.native, tuple(_ORDER.get(i, 99) for i in self.ids))
+        return (len(self.ids), -self.support, -self.native, tuple(ORDER.get(i, 99) for i in self.ids))
 
 
 def _native(step: str, ids: Sequence[str]) -> int:
     return sum(step in MISTAKES[i].impls for i in ids if i in MISTAKES)
 
 
-def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _singles(step: str, obs: Sequence[Obs]) -> list[Fit]:
     fits = []
     for mid, alts in alternatives(step).items():
         best, best_alt = 0, None
@@ -152,11 +153,11 @@ def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
                 if s > best:
                     best, best_alt = s, alt
         if best:
-            fits.append(_Fit((mid,), best, best_alt, _native(step, (mid,))))
+            fits.append(Fit((mid,), best, best_alt, _native(step, (mid,))))
     if not fits and "wrong-scale" in alternatives(step):
         n = fit_scale(step, obs)
         if n:
-            fits.append(_Fit(("wrong-scale",), n, None))
+            fits.append(Fit(("wrong-scale",), n, None))
     return fits
 
 
@@ -171,7 +172,7 @@ def _rare(cfg: Config) -> bool:
 MAX_TRIPLES = 2500
 
 
-def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _pairs(step: str, obs: Sequence[Obs]) -> list[Fit]:
     return _combos(step, obs, 2)
 
 
@@ -181,14 +182,14 @@ def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
 _CANCELLING = frozenset({"scores-transposed", "weights-transposed", "softmax-wrong-axis"})
 
 
-def _triples(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _triples(step: str, obs: Sequence[Obs]) -> list[Fit]:
     """Three ids at once (real code often has K.T, a softmax axis and no scaling together)."""
     if step not in ("step5", "step6", "step7", "step8"):
         return []
     return _combos(step, obs, 3, budget=MAX_TRIPLES)
 
 
-def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[_Fit]:
+def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[Fit]:
     """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
     alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
             for mid, group in alternatives(step).items()}
@@ -208,7 +209,7 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
             if budget is not None:
                 tried += 1
                 if tried > budget:
-                    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+                    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
             whole = _reading(step, cfg)
             if not _fits(whole, obs):
                 continue
@@ -216,7 +217,7 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
                         for mid, r in zip(mids, rests, strict=True) if r is not None]
             if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
                 fits[mids] = (sum(supports), whole)
-    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
 
 
 def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
@@ -234,9 +235,9 @@ def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
     return found[0] if found else None
 
 
-def explain_fit(step: str, obs: Sequence[Obs]) -> tuple[tuple[str, ...], _Fit] | None:
+def explain_fit(step: str, obs: Sequence[Obs]) -> tuple[tuple[str, ...], Fit] | None:
     """`explain`, with the fit itself (whose reading can be run on other inputs)."""
-    fit = _best_fit(step, obs, extend=True)
+    fit = best_fit(step, obs, extend=True)
     if fit is None:
         return None
     ids = (*fit.ids, *_implied(step, fit, obs))
@@ -247,10 +248,10 @@ def explain_fit(step: str, obs: Sequence[Obs]) -> tuple[tuple[str, ...], _Fit] |
 
 def ordered_ids(ids: Sequence[str]) -> tuple[str, ...]:
     """Catalogue order, the cause first: `fixed-rank` (the symptom) after every other id."""
-    return tuple(sorted(dict.fromkeys(ids), key=lambda i: (i == FIXED_RANK, _ORDER.get(i, 99))))
+    return tuple(sorted(dict.fromkeys(ids), key=lambda i: (i == FIXED_RANK, ORDER.get(i, 99))))
 
 
-def _implied(step: str, fit: _Fit, obs: Sequence[Obs]) -> list[str]:
+def _implied(step: str, fit: Fit, obs: Sequence[Obs]) -> list[str]:
     """Second ids of two-mistake spellings (readings.IMPLIED) the learner's answers show."""
     if fit.alt is None or fit.alt.cfg is None:
         return []
@@ -263,7 +264,7 @@ def _implied(step: str, fit: _Fit, obs: Sequence[Obs]) -> list[str]:
     return extra
 
 
-def _best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> _Fit | None:
+def best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> Fit | None:
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
@@ -271,7 +272,7 @@ def _best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> _Fit | Non
     for search in searches:
         fits = search(step, ordered)
         if fits:
-            return min(fits, key=_Fit.rank)
+            return min(fits, key=Fit.rank)
     return None
 
 
@@ -300,7 +301,7 @@ def batch_only(step: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
     return tuple(found)
 
 
-def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
     """A 2-D explanation (or none needed) plus spellings that only show on a batch.
 
     Real code has K.T, np.dot, axis=1 and no scaling all at once: four ids, more
@@ -316,7 +317,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     base_ids: tuple[str, ...] = ()
     base: dict[str, Any] = {}
     if not all(o.right for o in flat):
-        fit = _best_fit(step, flat)
+        fit = best_fit(step, flat)
         if fit is None or fit.alt is None or fit.alt.cfg is None:
             return []
         base_ids, base = fit.ids, dict(fit.alt.cfg)
@@ -324,7 +325,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
     for mid, cfg in batch_only(step):
         (slot, variant), = cfg
         by_slot.setdefault(slot, []).append((mid, (slot, variant)))
-    best: _Fit | None = None
+    best: Fit | None = None
     for picks in itertools.product(*([None, *vs] for vs in by_slot.values())):
         chosen = [p for p in picks if p is not None]
         if not chosen:
@@ -344,7 +345,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
         if not all(supports):
             continue
         ids = tuple(dict.fromkeys((*base_ids, *(m for m, _ in chosen))))
-        fit = _Fit(ids, sum(supports), whole, _native(step, ids))
+        fit = Fit(ids, sum(supports), whole, _native(step, ids))
         if best is None or (len(chosen), fit.rank()) < (len(best.ids) - len(base_ids), best.rank()):
             best = fit
     return [best] if best is not None else []
@@ -354,7 +355,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[_Fit]:
 RANK_IDS = frozenset({FIXED_RANK, "transpose-all-axes", "dot-not-batched"})
 
 
-def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
+def _rank_bound(step: str, fit: Fit, obs: Sequence[Obs]) -> bool:
     """The learner wrote the mistake in a way that only runs at one number of dimensions.
 
     `weights.T @ V` is weights-transposed on 2-D input and an error on any batch,
@@ -383,138 +384,5 @@ def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
     return False
 
 
-# ------------------------------------------------------------ special rules
-def unstable(obs: Sequence[Obs]) -> bool:
-    """NaN/inf on a large-magnitude probe where its small twin (and the reference) is finite."""
-    twins = {o.name: o for o in obs if o.probe and "twin" in o.tags}
-    for o in obs:
-        t = twins.get(o.name + TWIN)
-        if not (o.probe and o.large and t is not None and o.out is not None and t.out is not None):
-            continue
-        if o.out.shape == t.out.shape and o.out.shape == o.ref.shape and bool(np.any(
-                ~np.isfinite(o.out) & np.isfinite(t.out) & np.isfinite(o.ref))):
-            return True
-    return False
-
-
-def _spoiled(o: Obs) -> bool:
-    """An input an unstable softmax overflowed on: a large probe, or a failing input, with NaN/inf."""
-    return (o.large or not o.probe) and o.out is not None and not bool(np.all(np.isfinite(o.out)))
-
-
-def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
-    """('fixed-rank', ...) when one number of dimensions is right or explained and every other is wrong."""
-    ranks = sorted({o.rank for o in obs if o.probe})
-    for r in ranks:
-        others = [o for o in obs if o.rank != r]
-        if not any(o.probe for o in others) or any(o.right for o in others):
-            continue
-        here = [o for o in obs if o.rank == r]
-        if all(o.right for o in here):
-            return (FIXED_RANK,)
-        fit = _best_fit(step, here)
-        # the rank must be what breaks: somewhere else the learner's code fails to run
-        # where the explanation of this rank runs (a shape unpacked into two names)
-        if fit is not None and (fit.alt is None or any(
-                o.out is None and not _consistent(o, fit.alt) for o in others)):
-            return (*fit.ids, FIXED_RANK)
-    return None
-
-
-def partial(step: str, obs: Sequence[Obs]) -> list[str]:
-    """Ids that no input contradicts and some probe supports (see stage 4 above)."""
-    verdicts: list[tuple[int, int, int, str]] = []
-    for mid, alts in alternatives(step).items():
-        support = unexplained = 0
-        on_probe = False
-        for o in obs:
-            verdict = _outcome(o, alts)
-            if verdict == "contradicts":
-                break
-            if verdict == "support":
-                support += 1
-                on_probe = on_probe or o.probe
-            elif verdict == "silent" and not o.right:
-                unexplained += 1
-        else:
-            if on_probe:
-                verdicts.append((unexplained, -support, _ORDER.get(mid, 99), mid))
-    if not any(v[0] == 0 for v in verdicts) and "wrong-scale" in alternatives(step):
-        n = fit_scale(step, obs)
-        if n:
-            verdicts.append((0, -n, _ORDER["wrong-scale"], "wrong-scale"))
-    return [v[3] for v in sorted(verdicts)]
-
-
-def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
-    """'support', 'consistent', 'silent' or 'contradicts' for one input."""
-    any_differs = consistent = some_raised = False
-    for alt in alts:
-        out = o.output(alt.key, alt.fn)
-        if out is None:
-            some_raised = True
-            consistent = consistent or o.out is None
-            continue
-        d = differs(out, o.ref)
-        any_differs = any_differs or d
-        if not d and o.right:
-            consistent = True
-        elif o.out is not None and close(o.out, out, MATCH):
-            if d and differs_finitely(out, o.ref):
-                return "support"
-            consistent = True
-    if consistent:
-        return "consistent"
-    # Where one spelling of the mistake raises, spellings disagree on this
-    # input: it cannot tell whether the learner wrote yet another one.
-    return "contradicts" if any_differs and not some_raised else "silent"
-
-
-#: Readings that exponentiate without subtracting a maximum (they overflow themselves).
-_UNSHIFTED = frozenset({"exp", "nokeep-raw", "global-unshifted"})
-
-
-def _shifted(fit: _Fit) -> bool:
-    """A composable reading whose every exponential is taken after subtracting a maximum."""
-    return fit.alt is not None and fit.alt.cfg is not None and not _UNSHIFTED & set(
-        map(str, fit.alt.cfg.values()))
-
-
-def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
-    """Every id of the best explanation of the learner's answers (see the module docstring)."""
-    tail: list[str] = []
-    spoiled: list[Obs] = []
-    if unstable(obs):
-        tail = [UNSTABLE]
-        spoiled = [o for o in obs if _spoiled(o)]
-        obs = [o for o in obs if not _spoiled(o)]
-    # Large probes decide softmax-unstable only: huge scores computed in float32 are
-    # not right, and say nothing about any other mistake (their small twins do).
-    obs = [o for o in obs if not (o.probe and o.large)]
-    if all(o.right for o in obs):
-        return tail
-    try:
-        found = explain_fit(step, obs)
-    except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
-        found = None
-    if found:
-        ids, fit = found
-        # NaN that the mistake found computes itself (every exp underflowing to 0 when
-        # max and sum run over different axes) is not an overflow
-        if tail and _shifted(fit) and all(_consistent(o, fit.alt) for o in spoiled):
-            tail = []
-        return [*ids, *(t for t in tail if t not in ids)]
-    for stage in (fixed_rank,):
-        try:
-            found_ids = stage(step, obs)
-        except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
-            found_ids = None
-        if found_ids:
-            return [*found_ids, *(t for t in tail if t not in found_ids)]
-    try:
-        return [*partial(step, obs), *tail]
-    except Exception:  # noqa: BLE001
-        return tail
-
-
-__all__ = ["PROBE_IDS", "alternatives", "diagnose_ids", "explain"]
+__all__ = ["FIXED_RANK", "ORDER", "PROBE_IDS", "RANK_IDS", "UNSTABLE", "Alt", "Fit", "alternatives", "best_fit", "consistent",
+           "explain", "explain_fit", "ordered_ids"]
