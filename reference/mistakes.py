@@ -1385,6 +1385,16 @@ def masked_attention__softmax_no_exp(Q, K, V, mask):
     return weights @ np.asarray(V, dtype=float)
 
 
+def masked_attention__softmax_axes_differ(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = np.where(np.asarray(mask, dtype=bool), scores, -1e9)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-2, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
 def masked_attention__softmax_sum_global(Q, K, V, mask):
     Q = np.asarray(Q, dtype=float)
     K = np.asarray(K, dtype=float)
@@ -1833,6 +1843,7 @@ _ENTRIES = (
         {
             "step3": (softmax__axes_differ, softmax__axes_differ_max_last),
             "step5": (attention__softmax_axes_differ,),
+            "step6": (masked_attention__softmax_axes_differ,),
             "step7": (self_attention__softmax_axes_differ,),
         },
     ),

@@ -20,7 +20,8 @@ How an id is matched
 * `softmax-unstable`: NaN or inf on a large-magnitude probe that the
   reference handles, where the same input scaled down gives none; named
   whatever else is wrong. `fixed-rank`: one number of dimensions right (or explained by
-  other ids), every other wrong, and nothing more specific fits.
+  other ids), every other wrong, and nothing more specific fits; its explanation
+  says which number of dimensions works and what the others do (`wording.py`).
 * `wrong-scale` covers every divisor but the right one: alone, the factor
   is fitted; in a pair, common wrong divisors are tried.
 
@@ -35,12 +36,14 @@ sandbox, no pytest.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
 from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
+from attn_practice.grader.engine.diagnose.wording import fixed_rank_nudge, fixed_rank_text
 from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.mistakes import MISTAKES
 
@@ -70,7 +73,11 @@ def diagnose(step_id: str, call: Callable[..., Any],
         obs = observe(step, call, list(failing_inputs or ()))
         if not obs:
             return []
-        return [mistake_for_id(i) for i in diagnose_ids(step, obs)]
+        found = diagnose_ids(step, obs)
+        out = [mistake_for_id(i) for i in found]
+        return [replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
+                        nudge=fixed_rank_nudge(obs))
+                if d.id == "fixed-rank" else d for d in out]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 

@@ -279,7 +279,7 @@ def best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> Fit | None:
 # --------------------------------------------------- batch-only spellings
 @functools.cache
 def batch_only(step: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
-    """(id, one-slot configuration) of every reading that is right on every 2-D probe.
+    """(id, configuration) of every reading that is right on every 2-D probe.
 
     `K.T`, `np.dot`, a softmax over axis 1, `K.shape[1]` for d_k, a softmax written
     for matrices: code like this passes every 2-D test and shows only on a batch.
@@ -288,8 +288,6 @@ def batch_only(step: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
     found = []
     for mid, cfgs in READINGS.get(step, {}).items():
         for cfg in cfgs:
-            if len(cfg) != 1:
-                continue
             try:
                 with np.errstate(all="ignore"):
                     same = all(close(compute(step, cfg, p.args), compute(step, {}, p.args), MATCH)
@@ -306,7 +304,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
 
     Real code has K.T, np.dot, axis=1 and no scaling all at once: four ids, more
     than the search above combines. On 2-D input only the last shows, so it is
-    found there first; then batch-only spellings, one per slot, are added until
+    found there first; then batch-only spellings, at most one per slot, are added until
     every batched answer is explained, each one needed somewhere.
     """
     if step not in ("step5", "step6", "step7", "step8"):
@@ -321,26 +319,24 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
         if fit is None or fit.alt is None or fit.alt.cfg is None:
             return []
         base_ids, base = fit.ids, dict(fit.alt.cfg)
-    by_slot: dict[str, list[tuple[str, tuple[str, Any]]]] = {}
+    by_slots: dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]] = {}
     for mid, cfg in batch_only(step):
-        (slot, variant), = cfg
-        by_slot.setdefault(slot, []).append((mid, (slot, variant)))
+        by_slots.setdefault(tuple(sorted(s for s, _ in cfg)), []).append((mid, dict(cfg)))
     best: Fit | None = None
-    for picks in itertools.product(*([None, *vs] for vs in by_slot.values())):
+    for picks in itertools.product(*([None, *vs] for vs in by_slots.values())):
         chosen = [p for p in picks if p is not None]
         if not chosen:
             continue
-        cfg = _merge_all([base, *({s: v} for _, (s, v) in chosen)])
-        if cfg is None:
-            continue
+        cfg = _merge_all([base, *(c for _, c in chosen)])
+        if cfg is None or any(cfg.get(s) != v for _, c in chosen for s, v in c.items()):
+            continue  # two picks want one slot two ways
         whole = _reading(step, cfg)
         if not _fits(whole, obs):
             continue
         supports = []
-        for mid, (s, _v) in chosen:
-            rest = {k: v for k, v in cfg.items() if k != s}
-            if s in base:
-                rest[s] = base[s]
+        for mid, part in chosen:
+            rest = {k: v for k, v in cfg.items() if k not in part}
+            rest.update({k: base[k] for k in part if k in base})
             supports.append(_support(whole, _reading(step, rest), obs, mid == FIXED_RANK))
         if not all(supports):
             continue
