@@ -30,7 +30,8 @@ tolerances. One diagnosis costs at most `MAX_CALLS` learner calls and is
 deterministic. Nothing here raises.
 
 This package imports NumPy, the reference and the catalogue only: no
-sandbox, no pytest.
+sandbox, no pytest. The learner's file is read as text (`source.py`), only to
+name a `K.T` that running the code cannot show; it is never run here.
 """
 
 from __future__ import annotations
@@ -42,10 +43,13 @@ from typing import Any
 from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
+from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
 from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
 from attn_practice.grader.engine.diagnose.wording import fixed_rank_nudge, fixed_rank_text
 from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.mistakes import MISTAKES
+
+FIXED_RANK = "fixed-rank"
 
 
 def _step_id(step_id: str) -> str | None:
@@ -59,12 +63,35 @@ def mistake_for_id(mistake_id: str) -> Diagnosis:
     return Diagnosis(id=m.id, title=m.title, explanation=m.explanation, nudge=m.nudge)
 
 
+#: Ids that already account for a transpose the learner's file shows.
+_TRANSPOSES = frozenset({"transpose-all-axes", "weights-transposed", "scores-transposed", "dot-not-batched"})
+
+
+def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
+    """`transpose-all-axes` before `fixed-rank` when the file has `.T` and no id explains it.
+
+    Running the code cannot show a K.T that code written for matrices stops
+    before (see `source.py`); the file shows it.
+    """
+    if FIXED_RANK not in found or _TRANSPOSES.intersection(found):
+        return found
+    if "transpose-all-axes" not in MISTAKES or step not in MISTAKES["transpose-all-axes"].impls:
+        return found
+    if not transposes_all_axes(source):
+        return found
+    at = found.index(FIXED_RANK)
+    return [*found[:at], "transpose-all-axes", *found[at:]]
+
+
 def diagnose(step_id: str, call: Callable[..., Any],
-             failing_inputs: Sequence[tuple[Any, ...]] | None = None) -> list[Diagnosis]:
+             failing_inputs: Sequence[tuple[Any, ...]] | None = None,
+             source: str | None = None) -> list[Diagnosis]:
     """The known mistakes that explain the learner's outputs, the main one first.
 
     `call(*args)` runs the learner's function (in its sandbox) and returns a
-    float64 array; any exception from it counts as "no output". Never raises.
+    float64 array; any exception from it counts as "no output". `source` is
+    the learner's step file as text (default: read from where the engine's
+    learner says it is; never run here). Never raises.
     """
     try:
         step = _step_id(step_id)
@@ -74,10 +101,12 @@ def diagnose(step_id: str, call: Callable[..., Any],
         if not obs:
             return []
         found = diagnose_ids(step, obs)
+        if FIXED_RANK in found:
+            found = _with_source(step, found, source if source is not None else learner_source(call))
         out = [mistake_for_id(i) for i in found]
         return [replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
                         nudge=fixed_rank_nudge(obs))
-                if d.id == "fixed-rank" else d for d in out]
+                if d.id == FIXED_RANK else d for d in out]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 
