@@ -43,6 +43,7 @@ from typing import Any
 from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
+from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
 from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
 from attn_practice.grader.engine.diagnose.wording import fixed_rank_nudge, fixed_rank_text
@@ -64,7 +65,7 @@ def mistake_for_id(mistake_id: str) -> Diagnosis:
 
 
 #: Ids that already account for a transpose the learner's file shows.
-_TRANSPOSES = frozenset({"transpose-all-axes", "weights-transposed", "scores-transposed", "dot-not-batched"})
+_TRANSPOSES = frozenset({"transpose-all-axes", "weights-transposed", "scores-transposed"})
 
 
 def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
@@ -79,8 +80,7 @@ def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
         return found
     if not transposes_all_axes(source):
         return found
-    at = found.index(FIXED_RANK)
-    return [*found[:at], "transpose-all-axes", *found[at:]]
+    return list(ordered_ids([*found, "transpose-all-axes"]))
 
 
 def diagnose(step_id: str, call: Callable[..., Any],
