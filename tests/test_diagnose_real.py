@@ -172,6 +172,12 @@ def test_k_t_hidden_behind_matrix_only_code_needs_the_file() -> None:
     ("out = np.transpose(W_q)", False),
     ("s = Q @ np.swapaxes(K, -1, -2)", False),
     ("def f(:", False),
+    ("e = np.exp(x.T - x.T.max(axis=0)); return (e / e.sum(axis=0)).T", False),  # right at any rank
+    ("w = weights.T @ V", False),
+    ("s = q @ k.T", True),
+    ("s = self.K.T", True),
+    ("s = Q @ (Z @ W_k).T", True),
+    ("s = np.dot(Q, keys.T)", True),
 ])
 def test_the_file_is_read_for_a_transpose_of_every_axis(text: str, found: bool) -> None:
     assert transposes_all_axes(text) is found
@@ -205,6 +211,21 @@ def test_the_file_is_found_through_the_engines_learner(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "step5_attention.py")
     assert learner_source(Learner()) is None
     assert learner_source(object()) is None
+
+
+def test_the_step_files_a_step_imports_are_read_too(tmp_path: Path) -> None:
+    """K.T written in a step-1 helper that step 5 imports is the step-5 file's K.T too."""
+    class Learner:
+        module = "step5_attention"
+        files = None
+        submission = tmp_path
+
+    (tmp_path / "step5_attention.py").write_text(
+        "import numpy as np\nfrom step1_scores import dot_scores\nimport os\n", encoding="utf-8")
+    (tmp_path / "step1_scores.py").write_text("def dot_scores(Q, K):\n    return Q @ K.T\n", encoding="utf-8")
+    (tmp_path / "os.py").write_text("x = K.T\n", encoding="utf-8")  # not a step module: not read
+    text = learner_source(Learner())
+    assert text is not None and "return Q @ K.T" in text and "x = K.T" not in text
 
 
 # ----------------------------------------------------- texts that hold

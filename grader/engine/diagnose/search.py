@@ -12,9 +12,16 @@ found nothing):
    catalogued spelling, and for `wrong-scale` a fitted factor) reproduces
    the learner's output on every input. Each id of a pair or triple must
    be needed: somewhere its part changes the output and the learner
-   follows it. The best fit (fewest ids, then most inputs explained) is
-   reported with all its ids; a mistake spelled so that it only runs on
-   2-D input (`weights.T @ V`) adds `fixed-rank`.
+   follows it. Before the triples, a 2-D explanation is extended with
+   spellings that are right on every matrix and show only on a batch
+   (`K.T`, `np.dot`, `axis=1`, `K.shape[1]`, a softmax written with
+   `reshape(-1, 1)` or a loop over rows): real code has several at once.
+   The best fit (fewest ids, then most inputs explained) is reported with
+   all its ids, the cause first (`ordered_ids`), plus the second id of a
+   two-mistake spelling the answers show (`readings.IMPLIED`: axis=1
+   hard-coded ignores `axis` and normalises the wrong axis of a batch); a
+   mistake spelled so that it only runs on 2-D input (`weights.T @ V`)
+   adds `fixed-rank`.
 3. `fixed-rank` and what else fits: right (or fully explained) at one
    number of dimensions, never right at the others, and somewhere else the
    learner's code fails to run where the explanation runs. Only when no id

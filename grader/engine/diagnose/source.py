@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,7 @@ def _read(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def learner_source(call: Any) -> str | None:
-    """The text of the step file behind the engine's learner callable, if it says where it is."""
-    module = getattr(call, "module", None)
-    if not isinstance(module, str) or not module.isidentifier():
-        return None
+def _module_text(call: Any, module: str) -> str | None:
     name = f"{module}.py"
     files = getattr(call, "files", None)
     data: bytes | None = None
@@ -56,14 +53,55 @@ def learner_source(call: Any) -> str | None:
     return data.decode("utf-8", "replace") if data is not None and len(data) <= MAX_SOURCE_BYTES else None
 
 
-def _weight(node: ast.expr) -> bool:
-    """W_q, W_o, self.W: weight matrices are 2-D in every step, so their .T is a real transpose."""
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return name.startswith("W")
+_STEP_MODULE = re.compile(r"step[1-9][0-9]*_[a-z0-9_]+")
+
+
+def _imported_steps(text: str) -> list[str]:
+    """The other step modules a step file imports (`from step3_softmax import softmax`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+    return [n for n in dict.fromkeys(names) if _STEP_MODULE.fullmatch(n)]
+
+
+def learner_source(call: Any) -> str | None:
+    """The text of the step file behind the engine's learner callable, if it says where it is,
+    followed by the other step files it imports (a helper written in step 3 runs in step 5)."""
+    module = getattr(call, "module", None)
+    if not isinstance(module, str) or not module.isidentifier():
+        return None
+    text = _module_text(call, module)
+    if text is None:
+        return None
+    extra = [t for m in _imported_steps(text) if m != module and (t := _module_text(call, m)) is not None]
+    return "\n\n".join([text, *extra])
+
+
+def _name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+_KEY_WEIGHT = re.compile(r"[Ww]_?[Kk]\w*")
+
+
+def _keys(node: ast.expr) -> bool:
+    """The keys (K, k, keys, self.K) or something computed from W_k: what a `.T` in attention
+    transposes. A `.T` on anything else (x.T in a softmax that works along the last axis at
+    any rank, W_o.T, weights.T) says nothing about a K.T."""
+    if _name(node)[:1] in ("k", "K"):
+        return True
+    return any(_KEY_WEIGHT.fullmatch(_name(n)) for n in ast.walk(node) if _name(n))
 
 
 def transposes_all_axes(source: str | None) -> bool:
-    """The file reverses every axis of some array that is not a weight matrix (`.T` and kin)."""
+    """The file reverses every axis of the keys (`K.T`, `np.transpose(K)`, `K.transpose()`)."""
     if not source:
         return False
     try:
@@ -71,15 +109,15 @@ def transposes_all_axes(source: str | None) -> bool:
     except (SyntaxError, ValueError):
         return False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "T" and not _weight(node.value):
+        if isinstance(node, ast.Attribute) and node.attr == "T" and _keys(node.value):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "transpose" and not node.keywords:
             owner = node.func.value
             if isinstance(owner, ast.Name) and owner.id in ("np", "numpy"):
-                if len(node.args) == 1 and not _weight(node.args[0]):
+                if len(node.args) == 1 and _keys(node.args[0]):
                     return True
-            elif not node.args and not _weight(owner):
+            elif not node.args and _keys(owner):
                 return True
     return False
 
