@@ -350,6 +350,8 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
         # with a -1e9 fill, a softmax along the wrong axis gives no NaN for fully blocked columns
         r["softmax-wrong-axis"] = r["softmax-wrong-axis"] + tuple(
             {"softmax": v, "mask": "ok-1e9"} for v in ("axis-2", "axis0", "axis1"))
+        r["softmax-axes-differ"] = r["softmax-axes-differ"] + tuple(
+            {"softmax": v, "mask": "ok-1e9"} for v in ("max-axis1", "max-axis-2", "sum-axis1", "sum-axis-2"))
         r["mask-inverted"] = _slot("mask", ("inverted", "inverted-1e9"))
         r["mask-not-renormalised"] = _slot("mask", ("after",))
         r["mask-multiplied"] = _slot("mask", ("multiplied",))
