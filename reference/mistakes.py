@@ -1633,9 +1633,10 @@ _ENTRIES = (
         "softmax-global",
         "Normalised over the whole array",
         "You divided by the sum over every entry, so the whole array sums to 1 instead "
-        "of each slice along `axis`.",
-        "Give your max and your sum an `axis`, and keep that axis so the result "
-        "broadcasts back against x.",
+        "of each slice you normalise (along `axis` in a softmax, over the keys in "
+        "attention).",
+        "Give your sum (and your max, if you take one) an axis, and keep that axis "
+        "(keepdims=True) so the result broadcasts back.",
         {
             "step3": (softmax__global, softmax__global_unshifted),
             "step5": (attention__softmax_global,),
@@ -1663,8 +1664,8 @@ _ENTRIES = (
     Mistake(
         "ignores-axis",
         "Ignores the axis argument",
-        "Your softmax normalises along the same axis whatever `axis` says (the rows, for "
-        "a matrix), so softmax(x, axis=0) gives the same result as softmax(x).",
+        "Your softmax does the same thing whatever `axis` says (for a matrix, it "
+        "normalises the rows), so softmax(x, axis=0) gives the same result as softmax(x).",
         "Where is `axis` used inside your function? Every reduction should use it.",
         {"step3": (softmax__ignores_axis,)},
     ),
@@ -1821,9 +1822,10 @@ _ENTRIES = (
     Mistake(
         "softmax-no-exp",
         "Normalised without exp",
-        "Your softmax divides the scores themselves by their sum: without exp, negative "
-        "scores give negative weights, and a slice whose scores sum to about 0 gives huge "
-        "ones. exp is what makes every weight positive before they are shared out.",
+        "Your softmax divides the scores themselves (or the scores minus their maximum) "
+        "by their sum, without taking exp first. The weights then follow the scores in "
+        "proportion instead of exponentially, and can be negative, or huge where a slice "
+        "sums to about 0.",
         "Softmax is exp(x) / sum(exp(x)). Which of those two steps does your code do?",
         {
             "step3": (softmax__no_exp, softmax__no_exp_shifted),
