@@ -1646,11 +1646,9 @@ _ENTRIES = (
     Mistake(
         "softmax-unstable",
         "Overflow on large inputs",
-        "On large inputs your softmax gives NaN: exp of a large number overflows to inf "
-        "(inf / inf is NaN), and where a whole slice lies far below the number you "
-        "subtracted, every exp underflows to 0 (0 / 0 is NaN). Softmax does not change "
-        "when you subtract the same number from every entry of a slice, and subtracting "
-        "each slice's own maximum keeps every exponent <= 0 with the largest exactly 0.",
+        "exp of a large number overflows to inf, and inf / inf is NaN. Softmax does not "
+        "change when you subtract the same number from every entry of a slice, and "
+        "subtracting the slice's maximum keeps every exponent <= 0.",
         "Try your softmax on [1000.0, 1001.0]. What could you subtract from every entry "
         "without changing the answer?",
         {

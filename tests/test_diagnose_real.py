@@ -262,6 +262,20 @@ def test_fixed_rank_text_says_which_rank_works_and_what_the_others_do() -> None:
     assert "2-D or 4-D" in got.nudge
 
 
+def test_unstable_text_says_overflow_only_where_nothing_is_subtracted() -> None:
+    def global_shift(x, axis=-1):
+        e = np.exp(x - np.max(x))  # finite where all is large and close; 0/0 where slices lie apart
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def unshifted(x, axis=-1):
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    shifted_text = _diagnoses("step3", global_shift)["softmax-unstable"].explanation
+    assert "overflows to inf, and inf / inf" not in shifted_text and "not each slice's own maximum" in shifted_text
+    assert _diagnoses("step3", unshifted)["softmax-unstable"].explanation == MISTAKES["softmax-unstable"].explanation
+
+
 def test_a_per_slice_shift_with_a_global_sum_is_not_called_fixed_rank() -> None:
     """The confident wrong id of the issue: right on a vector only, for a reason with its own id."""
     got = _diagnoses("step3", shift_slice_sum_global)

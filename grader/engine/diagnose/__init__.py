@@ -46,7 +46,11 @@ from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
 from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
-from attn_practice.grader.engine.diagnose.wording import fixed_rank_nudge, fixed_rank_text
+from attn_practice.grader.engine.diagnose.wording import (
+    fixed_rank_nudge,
+    fixed_rank_text,
+    unstable_text,
+)
 from attn_practice.grader.results import Diagnosis
 from attn_practice.reference.mistakes import MISTAKES
 
@@ -105,8 +109,9 @@ def diagnose(step_id: str, call: Callable[..., Any],
             found = _with_source(step, found, source if source is not None else learner_source(call))
         out = [mistake_for_id(i) for i in found]
         return [replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
-                        nudge=fixed_rank_nudge(obs))
-                if d.id == FIXED_RANK else d for d in out]
+                        nudge=fixed_rank_nudge(obs)) if d.id == FIXED_RANK
+                else replace(d, explanation=unstable_text(obs)) if d.id == "softmax-unstable"
+                else d for d in out]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 

@@ -3,7 +3,9 @@
 `fixed-rank` is a symptom shared by many spellings, so its catalogue text can
 only list candidates. Here it is made to say what was seen: which number of
 dimensions works, and whether the others raise or give wrong answers, so the
-text holds for the code it is reported on.
+text holds for the code it is reported on. `softmax-unstable` keeps its
+catalogue text (an overflow) unless the learner subtracts one number for the
+whole array: then the NaN comes from slices far from it, and the text says so.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+
 from attn_practice.grader.engine.diagnose.evidence import Obs
 from attn_practice.reference.mistakes import MISTAKES
 
 FIXED_RANK = "fixed-rank"
+UNSTABLE = "softmax-unstable"
 
 
 def _ranks(ranks: Sequence[int]) -> str:
@@ -64,4 +69,29 @@ def fixed_rank_text(obs: Sequence[Obs], others: Sequence[str]) -> str:
             "np.dot, which does not treat leading axes as a batch.")
 
 
-__all__ = ["fixed_rank_nudge", "fixed_rank_text"]
+#: Large probes whose scores differ by little: an exp taken without subtracting anything
+#: overflows here, any shift (even a global one) keeps it finite.
+_SPREAD = ("slice", "spread")
+
+
+def unstable_text(obs: Sequence[Obs]) -> str:
+    """The softmax-unstable explanation: overflow (the catalogue's), or a shift that is not per slice.
+
+    A softmax that subtracts one number for the whole array (its global max, a
+    mean) stays finite where every score is large and close together, and still
+    gives NaN where slices lie far apart: there the catalogue's "exp of a large
+    number overflows" is not what happened.
+    """
+    large = [o for o in obs if o.probe and o.large and o.out is not None and o.out.shape == o.ref.shape]
+    close_together = [o for o in large if not any(w in o.name for w in _SPREAD)]
+    spread = [o for o in large if any(w in o.name for w in _SPREAD)]
+    if not close_together or not spread or not all(np.isfinite(o.out).all() for o in close_together):
+        return MISTAKES[UNSTABLE].explanation
+    return ("On large inputs your softmax gives NaN: you subtract a number before exp, but "
+            "not each slice's own maximum, so where a slice lies far from that number every "
+            "exp in it underflows to 0 (0 / 0 is NaN) or overflows to inf. Softmax does not "
+            "change when you subtract the same number from every entry of a slice, and "
+            "subtracting each slice's own maximum keeps every exponent <= 0.")
+
+
+__all__ = ["fixed_rank_nudge", "fixed_rank_text", "unstable_text"]
