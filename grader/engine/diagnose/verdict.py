@@ -63,7 +63,12 @@ def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
             continue
         here = [o for o in obs if o.rank == r]
         if all(o.right for o in here):
-            return (FIXED_RANK,)
+            # right at one rank only: a rank failure raises or gets a shape wrong somewhere;
+            # answers of the right shape everywhere may be an uncatalogued mistake that
+            # happens to vanish at this rank (a per-slice shift on a vector)
+            if any(o.out is None or o.out.shape != o.ref.shape for o in others):
+                return (FIXED_RANK,)
+            continue
         fit = best_fit(step, here)
         # the rank must be what breaks: somewhere else the learner's code fails to run
         # where the explanation of this rank runs (a shape unpacked into two names)
