@@ -80,7 +80,7 @@ class Alt:
     cfg: Config | None = None  # composable readings only
 
 
-def _reading(step: str, cfg: Config) -> Alt:
+def reading(step: str, cfg: Config) -> Alt:
     return Alt(("cfg", key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
 
 
@@ -93,7 +93,7 @@ def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
     """id -> its readings (composable) and catalogued spellings at `step`."""
     out: dict[str, list[Alt]] = {}
     for mid, cfgs in READINGS.get(step, {}).items():
-        out.setdefault(mid, []).extend(_reading(step, c) for c in cfgs)
+        out.setdefault(mid, []).extend(reading(step, c) for c in cfgs)
     for mistake, fn in mistakes_for(step):
         if mistake.id not in PROBE_IDS:
             out.setdefault(mistake.id, []).append(Alt(("fn", id(fn)), fn))
@@ -217,10 +217,10 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
                 tried += 1
                 if tried > budget:
                     return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
-            whole = _reading(step, cfg)
+            whole = reading(step, cfg)
             if not _fits(whole, obs):
                 continue
-            supports = [_support(whole, _reading(step, r), obs, mid == FIXED_RANK)
+            supports = [_support(whole, reading(step, r), obs, mid == FIXED_RANK)
                         for mid, r in zip(mids, rests, strict=True) if r is not None]
             if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
                 fits[mids] = (sum(supports), whole)
@@ -265,7 +265,7 @@ def _implied(step: str, fit: Fit, obs: Sequence[Obs]) -> list[str]:
     extra = []
     for (slot, variant), (changes, mid) in IMPLIED.get(step, {}).items():
         if fit.alt.cfg.get(slot) == variant and mid not in fit.ids:
-            other = _reading(step, {**fit.alt.cfg, **changes})
+            other = reading(step, {**fit.alt.cfg, **changes})
             if _support(fit.alt, other, obs, errors=mid == FIXED_RANK):
                 extra.append(mid)
     return extra
@@ -337,14 +337,14 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
         cfg = _merge_all([base, *(c for _, c in chosen)])
         if cfg is None or any(cfg.get(s) != v for _, c in chosen for s, v in c.items()):
             continue  # two picks want one slot two ways
-        whole = _reading(step, cfg)
+        whole = reading(step, cfg)
         if not _fits(whole, obs):
             continue
         supports = []
         for mid, part in chosen:
             rest = {k: v for k, v in cfg.items() if k not in part}
             rest.update({k: base[k] for k in part if k in base})
-            supports.append(_support(whole, _reading(step, rest), obs, mid == FIXED_RANK))
+            supports.append(_support(whole, reading(step, rest), obs, mid == FIXED_RANK))
         if not all(supports):
             continue
         ids = tuple(dict.fromkeys((*base_ids, *(m for m, _ in chosen))))
@@ -387,5 +387,5 @@ def _rank_bound(step: str, fit: Fit, obs: Sequence[Obs]) -> bool:
     return False
 
 
-__all__ = ["FIXED_RANK", "ORDER", "PROBE_IDS", "RANK_IDS", "UNSTABLE", "Alt", "Fit", "alternatives", "best_fit", "consistent",
+__all__ = ["FIXED_RANK", "ORDER", "PROBE_IDS", "RANK_IDS", "UNSTABLE", "Alt", "Fit", "reading", "alternatives", "best_fit", "consistent",
            "explain", "explain_fit", "ordered_ids"]

@@ -21,6 +21,7 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs_finitely,
 )
 from attn_practice.grader.engine.diagnose.probes import TWIN
+from attn_practice.grader.engine.diagnose.readings import IMPLIED
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.grader.engine.diagnose.search import (
     FIXED_RANK,
@@ -32,6 +33,7 @@ from attn_practice.grader.engine.diagnose.search import (
     best_fit,
     consistent,
     explain_fit,
+    reading,
 )
 
 
@@ -100,7 +102,27 @@ def partial(step: str, obs: Sequence[Obs]) -> list[str]:
         n = fit_scale(step, obs)
         if n:
             verdicts.append((0, -n, ORDER["wrong-scale"], "wrong-scale"))
-    return [v[3] for v in sorted(verdicts)]
+    found = [v[3] for v in sorted(verdicts)]
+    return [*found, *(m for m in _implied_partly(step, found, obs) if m not in found)]
+
+
+def _implied_partly(step: str, found: Sequence[str], obs: Sequence[Obs]) -> list[str]:
+    """The second id of a two-mistake spelling (readings.IMPLIED) of an id found partly:
+    some input where the learner follows that spelling and not its counterpart."""
+    extra = []
+    for mid in found:
+        for alt in alternatives(step).get(mid, ()):
+            for (slot, variant), (changes, other_id) in IMPLIED.get(step, {}).items():
+                if alt.cfg is None or alt.cfg.get(slot) != variant or other_id in (*found, *extra):
+                    continue
+                other = reading(step, {**alt.cfg, **changes})
+                for o in obs:
+                    mine, theirs = o.output(alt.key, alt.fn), o.output(other.key, other.fn)
+                    if mine is not None and theirs is not None and o.out is not None and \
+                            close(o.out, mine, MATCH) and differs_finitely(mine, theirs):
+                        extra.append(other_id)
+                        break
+    return extra
 
 
 def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
