@@ -44,11 +44,11 @@ def _module_text(call: Any, module: str) -> str | None:
     name = f"{module}.py"
     files = getattr(call, "files", None)
     data: bytes | None = None
-    if isinstance(files, dict):
+    submission = getattr(call, "submission", None)
+    if isinstance(files, dict):  # graded from memory (a notebook): the files are all there is
         got = files.get(name)
         data = got if isinstance(got, bytes) else None
-    submission = getattr(call, "submission", None)
-    if data is None and isinstance(submission, (str, Path)):
+    elif isinstance(submission, (str, Path)):
         data = _read(Path(submission) / name)
     return data.decode("utf-8", "replace") if data is not None and len(data) <= MAX_SOURCE_BYTES else None
 
