@@ -271,11 +271,12 @@ def _implied(step: str, fit: Fit, obs: Sequence[Obs]) -> list[str]:
     return extra
 
 
-def best_fit(step: str, obs: Sequence[Obs], extend: bool = False) -> Fit | None:
+def best_fit(step: str, obs: Sequence[Obs], extend: bool = False, triples: bool = True) -> Fit | None:
+    """The best full explanation: one id, two, (`extend`) 2-D ids plus batch-only ones, three."""
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
-    searches = (_singles, _pairs, *((_extended,) if extend else ()), _triples)
+    searches = (_singles, _pairs, *((_extended,) if extend else ()), *((_triples,) if triples else ()))
     for search in searches:
         fits = search(step, ordered)
         if fits:
@@ -322,7 +323,7 @@ def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
     base_ids: tuple[str, ...] = ()
     base: dict[str, Any] = {}
     if not all(o.right for o in flat):
-        fit = best_fit(step, flat)
+        fit = best_fit(step, flat, triples=False)  # the bounded triple search runs once, later
         if fit is None or fit.alt is None or fit.alt.cfg is None:
             return []
         base_ids, base = fit.ids, dict(fit.alt.cfg)

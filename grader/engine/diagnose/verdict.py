@@ -71,7 +71,7 @@ def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
             if any(o.out is None or o.out.shape != o.ref.shape for o in others):
                 return (FIXED_RANK,)
             continue
-        fit = best_fit(step, here)
+        fit = best_fit(step, here, triples=False)  # one rank: few mistakes show (and it is quick)
         # the rank must be what breaks: somewhere else the learner's code fails to run
         # where the explanation of this rank runs (a shape unpacked into two names)
         if fit is not None and (fit.alt is None or any(
