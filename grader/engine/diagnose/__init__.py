@@ -41,7 +41,7 @@ from dataclasses import replace
 from typing import Any
 
 from attn_practice.grader.catalog import parse_step_name
-from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, observe
+from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Obs, observe
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
@@ -87,6 +87,16 @@ def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
     return list(ordered_ids([*found, "transpose-all-axes"]))
 
 
+def _worded(d: Diagnosis, found: Sequence[str], obs: Sequence[Obs]) -> Diagnosis:
+    """The catalogue's words, made to say what this learner's answers showed where they vary."""
+    if d.id == FIXED_RANK:
+        return replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
+                       nudge=fixed_rank_nudge(obs))
+    if d.id == "softmax-unstable":
+        return replace(d, explanation=unstable_text(obs))
+    return d
+
+
 def diagnose(step_id: str, call: Callable[..., Any],
              failing_inputs: Sequence[tuple[Any, ...]] | None = None,
              source: str | None = None) -> list[Diagnosis]:
@@ -107,11 +117,7 @@ def diagnose(step_id: str, call: Callable[..., Any],
         found = diagnose_ids(step, obs)
         if FIXED_RANK in found:
             found = _with_source(step, found, source if source is not None else learner_source(call))
-        out = [mistake_for_id(i) for i in found]
-        return [replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
-                        nudge=fixed_rank_nudge(obs)) if d.id == FIXED_RANK
-                else replace(d, explanation=unstable_text(obs)) if d.id == "softmax-unstable"
-                else d for d in out]
+        return [_worded(mistake_for_id(i), found, obs) for i in found]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 
