@@ -13,6 +13,12 @@ it, which gives each id its reading at every step where its code can occur.
 Variants whose name starts with "ok" are other correct spellings (a -1e9 fill
 instead of -inf, heads stacked on an axis instead of sliced); they combine
 with anything and lose to a real mistake in the same slot.
+
+Code written for matrices is modelled as it runs on a batch: a softmax that
+reshapes its max to (rows, 1), loops over x[i] or unpacks a shape (`FORMS`),
+d_k read as K.shape[1]. Those readings belong to `fixed-rank` (or, in step 3,
+to `ignores-axis` with `fixed-rank` implied, see `IMPLIED`), so the id of
+what else the code does wrong can be named beside it.
 """
 
 from __future__ import annotations
@@ -112,7 +118,11 @@ def _slice_loop(x: np.ndarray) -> np.ndarray:
 
 
 def _form(v: str, x: np.ndarray) -> np.ndarray | None:
-    """A softmax written for matrices (rank-bound), or None if `v` is not one of those forms."""
+    """The output of a softmax written for matrices (`FORMS`), or None: compute it as usual.
+
+    Each form is the code itself, run on whatever it is given: right on a
+    matrix, an error or a wrong answer on other ranks, as the learner's would be.
+    """
     if v == "rows2d":  # a shape unpacked into two names: only a matrix runs
         if x.ndim != 2:
             raise ValueError("matrix-only softmax")
