@@ -284,6 +284,22 @@ def test_unstable_text_says_overflow_only_where_nothing_is_subtracted() -> None:
     assert _diagnoses("step3", unshifted)["softmax-unstable"].explanation == MISTAKES["softmax-unstable"].explanation
 
 
+def test_fixed_rank_text_names_the_matrix_only_part_the_answers_show() -> None:
+    """A loop over x[i], K.shape[1]: named; a reshape that raises on every batch looks like any
+    matrix-only code, so the text does not claim a reshape it cannot see."""
+    assert "loops over x[i]" in _diagnoses("step3", row_loop_in_place)["fixed-rank"].explanation
+    assert "K.shape[1]" in _diagnoses("step5", shape1_scale)["fixed-rank"].explanation
+    assert "reshapes its max and sum" in _diagnoses("step5", kt_shape1_reshape)["fixed-rank"].explanation
+
+    def unpacked_rows(x, axis=-1):
+        n, m = x.shape
+        return np.array([np.exp(x[i] - x[i].max()) / np.exp(x[i] - x[i].max()).sum() for i in range(n)])
+
+    for fn in (unpacked_rows, cs224n_no_vector_branch):
+        text = _diagnoses("step3", fn)["fixed-rank"].explanation
+        assert "only runs on a matrix" in text and "reshapes its max" not in text
+
+
 def test_a_per_slice_shift_with_a_global_sum_is_not_called_fixed_rank() -> None:
     """The confident wrong id of the issue: right on a vector only, for a reason with its own id."""
     got = _diagnoses("step3", shift_slice_sum_global)

@@ -36,7 +36,7 @@ name a `K.T` that running the code cannot show; it is never run here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -45,7 +45,7 @@ from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Obs, observ
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
-from attn_practice.grader.engine.diagnose.verdict import diagnose_ids
+from attn_practice.grader.engine.diagnose.verdict import verdict
 from attn_practice.grader.engine.diagnose.wording import (
     fixed_rank_nudge,
     fixed_rank_text,
@@ -87,10 +87,11 @@ def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
     return list(ordered_ids([*found, "transpose-all-axes"]))
 
 
-def _worded(d: Diagnosis, found: Sequence[str], obs: Sequence[Obs]) -> Diagnosis:
+def _worded(d: Diagnosis, found: Sequence[str], obs: Sequence[Obs],
+            reading: Mapping[str, Any] | None) -> Diagnosis:
     """The catalogue's words, made to say what this learner's answers showed where they vary."""
     if d.id == FIXED_RANK:
-        return replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id]),
+        return replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id], reading),
                        nudge=fixed_rank_nudge(obs))
     if d.id == "softmax-unstable":
         return replace(d, explanation=unstable_text(obs))
@@ -114,10 +115,11 @@ def diagnose(step_id: str, call: Callable[..., Any],
         obs = observe(step, call, list(failing_inputs or ()))
         if not obs:
             return []
-        found = diagnose_ids(step, obs)
+        result = verdict(step, obs)
+        found = result.ids
         if FIXED_RANK in found:
             found = _with_source(step, found, source if source is not None else learner_source(call))
-        return [_worded(mistake_for_id(i), found, obs) for i in found]
+        return [_worded(mistake_for_id(i), found, obs, result.reading) for i in found]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 

@@ -10,6 +10,7 @@ one rank that works, else a partial explanation (see `search.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs_finitely,
 )
 from attn_practice.grader.engine.diagnose.probes import TWIN
-from attn_practice.grader.engine.diagnose.readings import IMPLIED
+from attn_practice.grader.engine.diagnose.readings import IMPLIED, Config
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.grader.engine.diagnose.search import (
     FIXED_RANK,
@@ -159,8 +160,21 @@ def _shifted(fit: Fit) -> bool:
         map(str, fit.alt.cfg.values()))
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """The ids named, and the reading that explains every answer when there is one."""
+
+    ids: list[str]
+    reading: Config | None = None
+
+
 def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     """Every id of the best explanation of the learner's answers (see the module docstring)."""
+    return verdict(step, obs).ids
+
+
+def verdict(step: str, obs: list[Obs]) -> Verdict:
+    """`diagnose_ids`, with the full explanation's reading (its words can depend on it)."""
     tail: list[str] = []
     spoiled: list[Obs] = []
     if unstable(obs):
@@ -171,7 +185,7 @@ def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     # not right, and say nothing about any other mistake (their small twins do).
     obs = [o for o in obs if not (o.probe and o.large)]
     if all(o.right for o in obs):
-        return tail
+        return Verdict(tail)
     try:
         found = explain_fit(step, obs)
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
@@ -182,18 +196,17 @@ def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
         # max and sum run over different axes) is not an overflow
         if tail and _shifted(fit) and all(consistent(o, fit.alt) for o in spoiled):
             tail = []
-        return [*ids, *(t for t in tail if t not in ids)]
-    for stage in (fixed_rank,):
-        try:
-            found_ids = stage(step, obs)
-        except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
-            found_ids = None
-        if found_ids:
-            return [*found_ids, *(t for t in tail if t not in found_ids)]
+        return Verdict([*ids, *(t for t in tail if t not in ids)], fit.alt.cfg if fit.alt else None)
     try:
-        return [*partial(step, obs), *tail]
+        found_ids = fixed_rank(step, obs)
+    except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
+        found_ids = None
+    if found_ids:
+        return Verdict([*found_ids, *(t for t in tail if t not in found_ids)])
+    try:
+        return Verdict([*partial(step, obs), *tail])
     except Exception:  # noqa: BLE001
-        return tail
+        return Verdict(tail)
 
 
-__all__ = ["diagnose_ids", "fixed_rank", "partial", "unstable"]
+__all__ = ["Verdict", "diagnose_ids", "fixed_rank", "partial", "unstable", "verdict"]

@@ -11,7 +11,8 @@ whole array: then the NaN comes from slices far from it, and the text says so.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,21 +53,49 @@ def fixed_rank_nudge(obs: Sequence[Obs]) -> str:
             f"leading axes, then try your function on a {_ranks([o.rank for o in bad])} input.")
 
 
-def fixed_rank_text(obs: Sequence[Obs], others: Sequence[str]) -> str:
-    """The fixed-rank explanation for these answers (`others`: the other ids named with it)."""
+#: (slot, variant) of a reading written for matrices -> what the learner's code does.
+_CAUSES = {
+    # the reading only says "raises unless it is given a matrix": where, the answers cannot tell
+    ("softmax", "rows2d"): "something in it only runs on a matrix (a shape unpacked into two "
+                           "names, axes or sizes counted from the front, a reshape to (rows, 1))",
+    ("softmax", "rows2d-vec"): "something in it only runs on a matrix or a vector (a shape "
+                               "unpacked into two names, axes or sizes counted from the front, "
+                               "a reshape to (rows, 1))",
+    ("softmax", "reshape"): "your softmax reshapes its max and sum to a column (reshape(-1, 1) "
+                            "or reshape(n, 1)), which only lines up with a matrix",
+    ("softmax", "loop"): "your softmax loops over x[i] and normalises each one as a whole: a "
+                         "row of a matrix, but a whole slice of a batch",
+    ("scale", "k1"): "d_k is read as K.shape[1]: on a batch that is a length or a batch size, "
+                     "not the key width",
+    ("scale", "q1"): "d_k is read as Q.shape[1]: on a batch that is a length or a batch size, "
+                     "not the key width",
+}
+_CAUSES[("softmax", "reshape0")] = _CAUSES[("softmax", "reshape")]
+_CAUSES.update({("form", v): text for (slot, v), text in list(_CAUSES.items()) if slot == "softmax"})
+
+
+def fixed_rank_text(obs: Sequence[Obs], others: Sequence[str], reading: Mapping[str, Any] | None = None) -> str:
+    """The fixed-rank explanation for these answers (`others`: the other ids named with it;
+    `reading`: the explanation found, whose matrix-only part is then named exactly)."""
     split = _split(obs)
     if split is None:
         return MISTAKES[FIXED_RANK].explanation
     good, bad = split
+    # a reshape(-1, 1) that raises on every batch looks like any other matrix-only code
+    shows_reshape = any(o.out is not None for o in bad)
+    causes = [_CAUSES[(k, str(v)) if shows_reshape or str(v) not in ("reshape", "reshape0")
+                      else ("softmax", "rows2d")]
+              for k, v in (reading or {}).items() if (k, str(v)) in _CAUSES]
     raised = sum(o.out is None for o in bad)
     what = ("raises an error" if raised == len(bad) else "gives wrong answers" if raised == 0
             else "raises an error or gives wrong answers")
     works = "gives right answers" if not others else "works (apart from the other mistakes named)"
-    return (f"Your code {works} for {good}-D input only: given "
-            f"{_ranks([o.rank for o in bad])} input it {what}. Something in it assumes a fixed "
-            "number of axes: a shape unpacked into names, axes counted from the front "
-            "(axis=1, shape[1]), reshape(n, 1), a loop over rows, a hard-coded einsum, or "
-            "np.dot, which does not treat leading axes as a batch.")
+    head = f"Your code {works} for {good}-D input only: given {_ranks([o.rank for o in bad])} input it {what}. "
+    if causes:
+        return head + "Here " + "; and ".join(causes) + "."
+    return head + ("Something in it assumes a fixed number of axes: a shape unpacked into names, "
+                   "axes counted from the front (axis=1, shape[1]), reshape(n, 1), a loop over rows, "
+                   "a hard-coded einsum, or np.dot, which does not treat leading axes as a batch.")
 
 
 #: Large probes whose scores differ by little: an exp taken without subtracting anything
