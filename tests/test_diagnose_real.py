@@ -170,6 +170,16 @@ def test_the_cause_is_named_first_and_fixed_rank_last(step: str, want: list[str]
     assert ids(step, fn, failing_inputs(step, fn), source=source) == want
 
 
+def test_fixed_rank_comes_after_every_other_id_softmax_unstable_included() -> None:
+    def kt_rows_unstable(Q, K, V):
+        n_q, d_k = Q.shape
+        e = np.exp(Q @ K.T / np.sqrt(d_k))
+        return e / e.sum(axis=1, keepdims=True) @ V
+
+    got = ids("step5", kt_rows_unstable, source=inspect.getsource(kt_rows_unstable))
+    assert got[-1] == "fixed-rank" and set(got) == {"transpose-all-axes", "softmax-unstable", "fixed-rank"}
+
+
 def test_k_t_hidden_behind_matrix_only_code_needs_the_file() -> None:
     """Without the file only the symptom can be named; the file names the cause too."""
     assert ids("step5", kt_unpacked_rows) == ["fixed-rank"]

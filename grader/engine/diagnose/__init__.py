@@ -119,6 +119,8 @@ def diagnose(step_id: str, call: Callable[..., Any],
         found = result.ids
         if FIXED_RANK in found:
             found = _with_source(step, found, source if source is not None else learner_source(call))
+            # the symptom after every cause (and after softmax-unstable, named whatever else is wrong)
+            found = [*(i for i in found if i != FIXED_RANK), FIXED_RANK]
         return [_worded(mistake_for_id(i), found, obs, result.reading) for i in found]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []

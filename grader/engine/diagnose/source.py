@@ -15,6 +15,7 @@ import ast
 import os
 import re
 import stat
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ def transposes_all_axes(source: str | None) -> bool:
     if not source:
         return False
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(textwrap.dedent(source))  # a function's source may come indented
     except (SyntaxError, ValueError):
         return False
     for node in ast.walk(tree):
