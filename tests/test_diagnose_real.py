@@ -208,6 +208,12 @@ def test_the_file_is_read_for_a_transpose_of_every_axis(text: str, found: bool) 
     assert transposes_all_axes(text) is found
 
 
+def test_a_file_nested_too_deep_to_parse_is_no_evidence_and_no_crash() -> None:
+    deep = "x = " + "(" * 200_000 + "K.T" + ")" * 200_000 + "\n"
+    assert transposes_all_axes(deep) is False
+    assert ids("step5", kt_unpacked_rows, source=deep) == ["fixed-rank"]
+
+
 def test_a_transpose_in_the_file_is_not_added_when_an_id_explains_it() -> None:
     """weights.T @ V on 2-D is weights-transposed (+ fixed-rank): no extra id from the file."""
     def wt(weights, V):

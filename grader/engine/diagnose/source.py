@@ -61,7 +61,7 @@ def _imported_steps(text: str) -> list[str]:
     """The other step modules a step file imports (`from step3_softmax import softmax`)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or hostile nesting
         return []
     names: list[str] = []
     for node in ast.walk(tree):
@@ -107,7 +107,7 @@ def transposes_all_axes(source: str | None) -> bool:
         return False
     try:
         tree = ast.parse(textwrap.dedent(source))  # a function's source may come indented
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or hostile nesting
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "T" and _keys(node.value):
