@@ -1,6 +1,14 @@
-"""Diagnosis cost: every labelled wrong file in tests/implementations, diagnosed in-process.
+"""Diagnosis cost: every labelled wrong file in tests/implementations, diagnosed in-process,
+and a failing five-step submission graded against a passing one, end to end.
 
-    python bench/diagnose_bench.py      # prints JSON: median and worst, cold and warm
+    python bench/diagnose_bench.py            # prints JSON: median and worst, cold and warm,
+                                              # and the failing/passing grading ratio
+    python bench/diagnose_bench.py --reps 3   # fewer gradings (default 5 of each)
+
+Target (issue 21): a failing five-step submission is graded in at most 1.2x the
+time of a passing one (`grade_ratio`), both through the installed console script
+with fresh cache dirs, the median of `--reps` runs each, interleaved so that the
+load of a shared machine falls on both alike.
 
 The learner is called in-process here (no sandbox), so this is the grader's own
 share of a failing step's diagnosis: probes, readings and the search over single
@@ -10,11 +18,17 @@ outputs of every reading not cached yet), "warm" a repeat.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.util
 import io
 import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,7 +37,17 @@ import numpy as np
 from attn_practice.grader.engine.diagnose import diagnose
 from attn_practice.reference.mistakes import STEP_FUNCTIONS
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "implementations"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "implementations"
+STEPS = ["step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "step5_attention"]
+#: One real-style mistake per step for the failing submission (tests/implementations files).
+FAILING = {
+    "step1_scores": "step1/wrong_transpose_all_axes.py",
+    "step2_scale": "step2/wrong_no_scale.py",
+    "step3_softmax": "step3/wrong_ignores_axis__fixed_rank_cs224n.py",
+    "step4_weighted_sum": "step4/wrong_weights_transposed.py",
+    "step5_attention": "step5/wrong_transpose_all_axes__softmax_wrong_axis__dot_not_batched.py",
+}
 
 
 def _load(path: Path):
@@ -38,6 +62,51 @@ def _load(path: Path):
                               dtype=np.float64)
 
     return call
+
+
+def _cli() -> list[str]:
+    beside = Path(sys.executable).parent / "attn-practice"
+    if beside.is_file():
+        return [str(beside)]
+    exe = shutil.which("attn-practice")
+    return [exe] if exe else [sys.executable, "-m", "attn_practice"]
+
+
+def _submission(folder: Path, failing: bool) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    reference = (ROOT / "reference" / "attention.py").read_text(encoding="utf-8")
+    for stem in STEPS:
+        text = (CORPUS / FAILING[stem]).read_text(encoding="utf-8") if failing else reference
+        (folder / f"{stem}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _grade_seconds(folder: Path, tmp: Path, n: int) -> float:
+    """One grading of `folder` as a user runs it, with its own fresh cache dirs."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp / f"cache{n}"), "XDG_DATA_HOME": str(tmp / f"data{n}")}
+    t0 = time.perf_counter()
+    done = subprocess.run([*_cli(), "grade", str(folder), "--format", "json"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    seconds = time.perf_counter() - t0
+    report = json.loads(done.stdout)
+    steps = [s for s in report.get("steps", []) if s.get("id") in {f"step{i}" for i in range(1, 6)}]
+    if len(steps) != 5:
+        raise RuntimeError(f"expected five graded steps, got {[s.get('id') for s in steps]}")
+    return seconds
+
+
+def grading(reps: int) -> dict:
+    """Median seconds to grade a passing and a failing five-step submission, and their ratio."""
+    with tempfile.TemporaryDirectory(prefix="diagbench") as raw:
+        tmp = Path(raw)
+        passing, failing = _submission(tmp / "pass", False), _submission(tmp / "fail", True)
+        ok, bad = [], []
+        for n in range(reps):
+            ok.append(_grade_seconds(passing, tmp, 2 * n))
+            bad.append(_grade_seconds(failing, tmp, 2 * n + 1))
+    p, f = statistics.median(ok), statistics.median(bad)
+    return {"reps": reps, "passing_s": round(p, 3), "failing_s": round(f, 3),
+            "grade_ratio": round(f / p, 3), "target_ratio": 1.2}
 
 
 def main() -> dict:
@@ -64,4 +133,11 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5, help="gradings of each submission")
+    parser.add_argument("--no-grading", action="store_true", help="only the in-process diagnosis")
+    args = parser.parse_args()
+    result = main()
+    if not args.no_grading:
+        result.update(grading(args.reps))
+    print(json.dumps(result, indent=2))

@@ -1318,6 +1318,158 @@ def multi_head_attention__pair__heads_not_split__unstable(Z, W_q, W_k, W_v, W_o,
 
 
 # =====================================================================
+# softmax slips seen in real code (issue 21): no exp, max and sum over
+# different axes, a per-slice shift with a global sum
+# =====================================================================
+def softmax__no_exp(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    return x / np.sum(x, axis=axis, keepdims=True)
+
+
+def softmax__no_exp_shifted(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted / np.sum(shifted, axis=axis, keepdims=True)
+
+
+def softmax__axes_differ(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def softmax__axes_differ_max_last(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax__sum_global(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e)
+
+
+def attention__softmax_no_exp(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    weights = scores / np.sum(scores, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__softmax_axes_differ(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-2, keepdims=True))
+    weights = e / np.sum(e, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def attention__softmax_sum_global(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__softmax_no_exp(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = np.where(np.asarray(mask, dtype=bool), scores, 0.0)
+    weights = scores / np.sum(scores, axis=-1, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__softmax_axes_differ(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = np.where(np.asarray(mask, dtype=bool), scores, -1e9)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e, axis=-2, keepdims=True)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def masked_attention__softmax_sum_global(Q, K, V, mask):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    weights = e / np.sum(e)
+    return weights @ np.asarray(V, dtype=float)
+
+
+def self_attention__softmax_no_exp(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    return scores / np.sum(scores, axis=-1, keepdims=True) @ V
+
+
+def self_attention__softmax_axes_differ(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-2, keepdims=True) @ V
+
+
+def self_attention__softmax_sum_global(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e) @ V
+
+
+def softmax__pair__no_exp__ignores_axis(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    return x / np.sum(x, axis=-1, keepdims=True)
+
+
+def softmax__pair__sum_global__ignores_axis(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e)
+
+
+def attention__pair__no_exp__transpose_all_axes(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    return scores / np.sum(scores, axis=-1, keepdims=True) @ np.asarray(V, dtype=float)
+
+
+def attention__pair__axes_differ__scale_by_dk(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / Q.shape[-1]
+    e = np.exp(scores - np.max(scores, axis=-2, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True) @ np.asarray(V, dtype=float)
+
+
+def attention__pair__sum_global__no_scale(Q, K, V):
+    Q = np.asarray(Q, dtype=float)
+    K = np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e) @ np.asarray(V, dtype=float)
+
+
+def self_attention__pair__no_exp__projections_swapped(Z, W_q, W_k, W_v):
+    Z = np.asarray(Z, dtype=float)
+    Q, K, V = Z @ W_k, Z @ W_q, Z @ W_v
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    return scores / np.sum(scores, axis=-1, keepdims=True) @ V
+
+
+# =====================================================================
 # the catalogue
 # =====================================================================
 _ENTRIES = (
@@ -1481,9 +1633,10 @@ _ENTRIES = (
         "softmax-global",
         "Normalised over the whole array",
         "You divided by the sum over every entry, so the whole array sums to 1 instead "
-        "of each slice along `axis`.",
-        "Give your max and your sum an `axis`, and keep that axis so the result "
-        "broadcasts back against x.",
+        "of each slice you normalise (along `axis` in a softmax, over the keys in "
+        "attention).",
+        "Give your sum (and your max, if you take one) an axis, and keep that axis "
+        "(keepdims=True) so the result broadcasts back.",
         {
             "step3": (softmax__global, softmax__global_unshifted),
             "step5": (attention__softmax_global,),
@@ -1509,8 +1662,8 @@ _ENTRIES = (
     Mistake(
         "ignores-axis",
         "Ignores the axis argument",
-        "Your softmax always normalises along the last axis, so softmax(x, axis=0) "
-        "gives the same result as softmax(x).",
+        "Your softmax does the same thing whatever `axis` says (for a matrix, it "
+        "normalises the rows), so softmax(x, axis=0) gives the same result as softmax(x).",
         "Where is `axis` used inside your function? Every reduction should use it.",
         {"step3": (softmax__ignores_axis,)},
     ),
@@ -1664,6 +1817,52 @@ _ENTRIES = (
         "undo both in reverse order after the attention.",
         {"step8": (multi_head_attention__heads_no_transpose,)},
     ),
+    Mistake(
+        "softmax-no-exp",
+        "Normalised without exp",
+        "Your softmax divides the scores themselves (or the scores minus their maximum) "
+        "by their sum, without taking exp first. The weights then follow the scores in "
+        "proportion instead of exponentially, and can be negative, or huge where a slice "
+        "sums to about 0.",
+        "Softmax is exp(x) / sum(exp(x)). Which of those two steps does your code do?",
+        {
+            "step3": (softmax__no_exp, softmax__no_exp_shifted),
+            "step5": (attention__softmax_no_exp,),
+            "step6": (masked_attention__softmax_no_exp,),
+            "step7": (self_attention__softmax_no_exp,),
+        },
+    ),
+    Mistake(
+        "softmax-axes-differ",
+        "Max and sum over different axes",
+        "Your softmax takes the maximum along one axis and the sum along another. The "
+        "shift by the maximum is only harmless when each slice is shifted by one number, "
+        "its own maximum, and divided by its own sum: with two axes each weight is "
+        "shifted by another slice's maximum, so the slices no longer sum to 1 or come out "
+        "wrong.",
+        "Give the max and the sum the same axis (the one you normalise along), both with "
+        "keepdims=True.",
+        {
+            "step3": (softmax__axes_differ, softmax__axes_differ_max_last),
+            "step5": (attention__softmax_axes_differ,),
+            "step6": (masked_attention__softmax_axes_differ,),
+            "step7": (self_attention__softmax_axes_differ,),
+        },
+    ),
+    Mistake(
+        "softmax-sum-global",
+        "Shifted per slice, divided by the sum of everything",
+        "Your softmax subtracts each slice's own maximum (right) but then divides by the "
+        "sum over the whole array instead of each slice's sum, so no slice sums to 1 "
+        "unless there is only one.",
+        "The sum needs the same axis and keepdims=True as your max.",
+        {
+            "step3": (softmax__sum_global,),
+            "step5": (attention__softmax_sum_global,),
+            "step6": (masked_attention__softmax_sum_global,),
+            "step7": (self_attention__softmax_sum_global,),
+        },
+    ),
 )
 
 #: Diagnosis id -> its catalogue entry.
@@ -1698,6 +1897,14 @@ PAIRS: tuple[Pair, ...] = (
          multi_head_attention__pair__no_output_projection__scale_by_dmodel),
     Pair("step8", ("heads-not-split", "softmax-unstable"),
          multi_head_attention__pair__heads_not_split__unstable),
+    Pair("step3", ("softmax-no-exp", "ignores-axis"), softmax__pair__no_exp__ignores_axis),
+    Pair("step3", ("softmax-sum-global", "ignores-axis"), softmax__pair__sum_global__ignores_axis),
+    Pair("step5", ("transpose-all-axes", "softmax-no-exp"),
+         attention__pair__no_exp__transpose_all_axes),
+    Pair("step5", ("scale-by-dk", "softmax-axes-differ"), attention__pair__axes_differ__scale_by_dk),
+    Pair("step5", ("no-scale", "softmax-sum-global"), attention__pair__sum_global__no_scale),
+    Pair("step7", ("projections-swapped", "softmax-no-exp"),
+         self_attention__pair__no_exp__projections_swapped),
 )
 
 

@@ -84,8 +84,10 @@ def as_call(fn: Callable[..., Any]) -> Callable[..., np.ndarray]:
     return call
 
 
-def ids(step: str, fn: Callable[..., Any], failing: list[tuple[Any, ...]] | None = None) -> list[str]:
-    return [d.id for d in diagnose(step, as_call(fn), failing or [])]
+def ids(step: str, fn: Callable[..., Any], failing: list[tuple[Any, ...]] | None = None,
+        source: str | None = None) -> list[str]:
+    """The ids named; `source`: the learner's file as the engine would read it (default: none)."""
+    return [d.id for d in diagnose(step, as_call(fn), failing or [], source=source or "")]
 
 
 def _array(rng: np.random.Generator, shape: tuple[int, ...], bound: float = 10.0) -> np.ndarray:
@@ -467,7 +469,7 @@ _CORPUS_IDS: dict[Path, list[str]] = {}
 def _corpus_ids(path: Path) -> list[str]:
     """The diagnosis of a corpus file with no failing inputs (cached for the rate test)."""
     if path not in _CORPUS_IDS:
-        _CORPUS_IDS[path] = ids(path.parent.name, _load(path))
+        _CORPUS_IDS[path] = ids(path.parent.name, _load(path), source=path.read_text(encoding="utf-8"))
     return _CORPUS_IDS[path]
 
 
@@ -490,7 +492,7 @@ def test_corpus_wrong_files_get_their_diagnosis(path: Path) -> None:
     fn = _load(path)
     expected = _expected(path)
     got = _corpus_ids(path)
-    got_failing = ids(step, fn, failing_inputs(step, fn))
+    got_failing = ids(step, fn, failing_inputs(step, fn), source=path.read_text(encoding="utf-8"))
     if not expected or not set(expected) <= set(MISTAKES):
         # no id, or one this catalogue does not know: never a false one
         assert got == [] and got_failing == []

@@ -202,6 +202,11 @@ def _probes_step6() -> tuple[Probe, ...]:
         Probe("3d-kt-b", qkvm((3, 2, 3), (3, 3, 3), (3, 3, 2),
                               np.array([[True, False, True], [False, True, False]])),
               frozenset({"transpose"})),
+        # ... and here two queries may see the same key: a softmax over the queries
+        # (axis=1 written for a matrix) sees the scores too
+        Probe("3d-kt-c", qkvm((3, 2, 3), (3, 3, 3), (3, 3, 2),
+                              np.array([[True, True, False], [True, False, True]])),
+              frozenset({"transpose"})),
         Probe("4d-shared-mask", qkvm((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2), (3, 5))),
         Probe("4d", qkvm((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 5), (2, 1, 2, 4))),
         Probe("large", (Q, K, n((4, 2)), _mask(rng, (3, 4))), LARGE),

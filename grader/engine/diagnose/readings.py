@@ -13,6 +13,12 @@ it, which gives each id its reading at every step where its code can occur.
 Variants whose name starts with "ok" are other correct spellings (a -1e9 fill
 instead of -inf, heads stacked on an axis instead of sliced); they combine
 with anything and lose to a real mistake in the same slot.
+
+Code written for matrices is modelled as it runs on a batch: a softmax that
+reshapes its max to (rows, 1), loops over x[i] or unpacks a shape (`FORMS`),
+d_k read as K.shape[1]. Those readings belong to `fixed-rank` (or, in step 3,
+to `ignores-axis` with `fixed-rank` implied, see `IMPLIED`), so the id of
+what else the code does wrong can be named beside it.
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ def factor(v: str, d_k: int, dims: Mapping[str, int]) -> float:
         "root4": d_k ** -0.25,
         "dk2": d_k ** -2.0,
         "heads": 1 / math.sqrt(dims.get("n_heads", 1)),
+        # K.shape[1] / Q.shape[1] for d_k: right on a matrix, a batch axis or a length otherwise
+        "k1": 1 / math.sqrt(dims.get("k1", d_k)),
+        "q1": 1 / math.sqrt(dims.get("q1", d_k)),
     }
     return table[v]
 
@@ -91,31 +100,103 @@ def premask(v: str, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
     raise KeyError(v)
 
 
-def softmax_last(v: str, s: np.ndarray) -> np.ndarray:
-    """The weights over the last axis (the keys), as each variant computes them."""
-    if v in ("ok", "axis-2", "axis0", "axis1"):
-        ax = {"ok": -1, "axis-2": -2, "axis0": 0, "axis1": 1}[v]
-        e = np.exp(s - np.max(s, axis=ax, keepdims=True))
+def _rows_reshape(x: np.ndarray, width: str) -> np.ndarray:
+    """CS224n-style: max and sum over axis 1, reshaped to a column (2-D code run on any input)."""
+    col = (-1, 1) if width == "any" else (x.shape[0], 1)
+    x = x - np.max(x, axis=1).reshape(col)
+    e = np.exp(x)
+    return e / np.sum(e, axis=1).reshape(col)
+
+
+def _slice_loop(x: np.ndarray) -> np.ndarray:
+    """`for i in range(len(x)): out[i] = softmax(x[i])` written for rows: x[i] normalised whole."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        e = np.exp(x[i] - np.max(x[i]))
+        out[i] = e / np.sum(e)
+    return out
+
+
+def _form(v: str, x: np.ndarray) -> np.ndarray | None:
+    """The output of a softmax written for matrices (`FORMS`), or None: compute it as usual.
+
+    Each form is the code itself, run on whatever it is given: right on a
+    matrix, an error or a wrong answer on other ranks, as the learner's would be.
+    """
+    if v == "rows2d":  # a shape unpacked into two names: only a matrix runs
+        if x.ndim != 2:
+            raise ValueError("matrix-only softmax")
+        return None
+    if v == "rows2d-vec":  # a matrix branch and a vector branch, nothing else
+        if x.ndim > 2:
+            raise ValueError("matrix-only softmax")
+        return _normalise("ok", x, -1) if x.ndim == 1 else None
+    if v in ("reshape", "reshape0"):
+        return _rows_reshape(x, "any" if v == "reshape" else "rows")
+    if v == "loop":
+        return _slice_loop(x)
+    return None
+
+
+#: Softmax forms written for 2-D input: right on a matrix, wrong or an error otherwise.
+FORMS = ("rows2d", "rows2d-vec", "reshape", "reshape0", "loop")
+
+
+def _normalise(v: str, x: np.ndarray, ax: int) -> np.ndarray:
+    """exp(x - max) / sum along `ax` as each catalogued normalisation mistake computes it."""
+    if v == "ok":
+        e = np.exp(x - np.max(x, axis=ax, keepdims=True))
         return e / np.sum(e, axis=ax, keepdims=True)
     if v == "nokeep":
-        e = np.exp(s - np.max(s, axis=-1, keepdims=True))
-        return e / np.sum(e, axis=-1)
+        e = np.exp(x - np.max(x, axis=ax, keepdims=True))
+        return e / np.sum(e, axis=ax)
     if v == "nokeep-max":
-        e = np.exp(s - np.max(s, axis=-1))
-        return e / np.sum(e, axis=-1)
+        e = np.exp(x - np.max(x, axis=ax))
+        return e / np.sum(e, axis=ax)
     if v == "nokeep-raw":  # not shift-invariant: an unstable one differs on small input too
-        e = np.exp(s)
-        return e / np.sum(e, axis=-1)
+        e = np.exp(x)
+        return e / np.sum(e, axis=ax)
     if v == "exp":
-        return np.exp(s)
+        return np.exp(x)
     if v == "exp-shift":
-        return np.exp(s - np.max(s, axis=-1, keepdims=True))
+        return np.exp(x - np.max(x, axis=ax, keepdims=True))
     if v == "exp-global":
-        return np.exp(s - np.max(s))
+        return np.exp(x - np.max(x))
     if v == "global":
-        e = np.exp(s - np.max(s))
+        e = np.exp(x - np.max(x))
         return e / np.sum(e)
+    if v == "global-unshifted":
+        e = np.exp(x)
+        return e / np.sum(e)
+    if v == "sum-global":  # each slice shifted by its own max, divided by the sum of everything
+        e = np.exp(x - np.max(x, axis=ax, keepdims=True))
+        return e / np.sum(e)
+    if v == "no-exp":
+        return x / np.sum(x, axis=ax, keepdims=True)
+    if v == "no-exp-shift":
+        y = x - np.max(x, axis=ax, keepdims=True)
+        return y / np.sum(y, axis=ax, keepdims=True)
+    if v in ("max-last", "sum-last", "max-first", "sum-first"):
+        other = -1 if v.endswith("last") else 0
+        m_ax, s_ax = (other, ax) if v.startswith("max") else (ax, other)
+        e = np.exp(x - np.max(x, axis=m_ax, keepdims=True))  # one axis on a vector: right
+        return e / np.sum(e, axis=s_ax, keepdims=True)
     raise KeyError(v)
+
+
+def softmax_last(v: str, s: np.ndarray) -> np.ndarray:
+    """The weights over the last axis (the keys), as each variant computes them."""
+    if v in FORMS:
+        out = _form(v, s)
+        return _normalise("ok", s, -1) if out is None else out
+    if v in ("axis-2", "axis0", "axis1"):
+        return _normalise("ok", s, {"axis-2": -2, "axis0": 0, "axis1": 1}[v])
+    if v in ("max-axis1", "max-axis-2", "sum-axis1", "sum-axis-2"):
+        ax = 1 if v.endswith("axis1") else -2
+        m_ax, s_ax = (ax, -1) if v.startswith("max") else (-1, ax)
+        e = np.exp(s - np.max(s, axis=m_ax, keepdims=True))  # axis 1 of a matrix: right
+        return e / np.sum(e, axis=s_ax, keepdims=True)
+    return _normalise(v, s, -1)
 
 
 def wsum(v: str, w: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -139,34 +220,14 @@ def wsum(v: str, w: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 
 def softmax(cfg: Config, x: np.ndarray, axis: int) -> np.ndarray:
-    """Step 3: softmax(x, axis) with the configured axis and normalisation."""
+    """Step 3: softmax(x, axis) with the configured axis, normalisation and form."""
+    form = cfg.get("form", "ok")
+    if form != "ok":
+        out = _form(form, x)
+        if out is not None:
+            return out
     ax = {"ok": axis, "axis0": 0, "axis-2": -2, "last": -1, "one": 1}[cfg.get("axis", "ok")]
-    v = cfg.get("norm", "ok")
-    if v == "ok":
-        e = np.exp(x - np.max(x, axis=ax, keepdims=True))
-        return e / np.sum(e, axis=ax, keepdims=True)
-    if v == "nokeep":
-        e = np.exp(x - np.max(x, axis=ax, keepdims=True))
-        return e / np.sum(e, axis=ax)
-    if v == "nokeep-max":
-        e = np.exp(x - np.max(x, axis=ax))
-        return e / np.sum(e, axis=ax)
-    if v == "nokeep-raw":
-        e = np.exp(x)
-        return e / np.sum(e, axis=ax)
-    if v == "exp":
-        return np.exp(x)
-    if v == "exp-shift":
-        return np.exp(x - np.max(x, axis=ax, keepdims=True))
-    if v == "exp-global":
-        return np.exp(x - np.max(x))
-    if v == "global":
-        e = np.exp(x - np.max(x))
-        return e / np.sum(e)
-    if v == "global-unshifted":
-        e = np.exp(x)
-        return e / np.sum(e)
-    raise KeyError(v)
+    return _normalise(cfg.get("norm", "ok"), x, ax)
 
 
 # --------------------------------------------------------------- pipelines
@@ -174,7 +235,8 @@ def attend(cfg: Config, Q: np.ndarray, K: np.ndarray, V: np.ndarray, d_k: int,
            dims: Mapping[str, int], mask: np.ndarray | None = None) -> np.ndarray:
     """softmax(scale * Q K^T [masked]) V with every slot as configured."""
     s = scores(cfg.get("scores", "ok"), Q, K)
-    local = {**dims, "n_q": Q.shape[-2], "n_k": K.shape[-2], "d_v": V.shape[-1]}
+    local = {**dims, "n_q": Q.shape[-2], "n_k": K.shape[-2], "d_v": V.shape[-1],
+             "k1": K.shape[1], "q1": Q.shape[1]}
     s = s * factor(cfg.get("scale", "ok"), d_k, local)
     mv = cfg.get("mask", "ok")
     if mask is not None:
@@ -264,6 +326,11 @@ _SOFTMAX = {
     "softmax-wrong-axis": ("axis-2", "axis0", "axis1", "nokeep", "nokeep-max", "nokeep-raw"),
     "softmax-not-normalised": ("exp", "exp-shift", "exp-global"),
     "softmax-global": ("global",),
+    "softmax-no-exp": ("no-exp", "no-exp-shift"),
+    "softmax-axes-differ": ("max-axis1", "max-axis-2", "sum-axis1", "sum-axis-2"),
+    "softmax-sum-global": ("sum-global",),
+    # a softmax written for matrices: a shape unpacked, reshape(-1, 1), a loop over rows
+    "fixed-rank": FORMS,
 }
 
 
@@ -285,12 +352,16 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
     r["wrong-scale"] = _slot("scale", wrong)
     for mid, vs in _SOFTMAX.items():
         r[mid] = _slot("softmax", vs)
+    if step in ("step5", "step6", "step7"):
+        r["fixed-rank"] += _slot("scale", ("k1", "q1"))
     r["weights-transposed"] = _slot("wsum", ("transposed", "transposed-t"))
     r["elementwise-product"] = ({"scores": "elementwise"}, {"wsum": "elementwise"})
     if step == "step6":
         # with a -1e9 fill, a softmax along the wrong axis gives no NaN for fully blocked columns
         r["softmax-wrong-axis"] = r["softmax-wrong-axis"] + tuple(
-            {"softmax": v, "mask": "ok-1e9"} for v in ("axis-2", "axis0"))
+            {"softmax": v, "mask": "ok-1e9"} for v in ("axis-2", "axis0", "axis1"))
+        r["softmax-axes-differ"] = r["softmax-axes-differ"] + tuple(
+            {"softmax": v, "mask": "ok-1e9"} for v in ("max-axis1", "max-axis-2", "sum-axis1", "sum-axis-2"))
         r["mask-inverted"] = _slot("mask", ("inverted", "inverted-1e9"))
         r["mask-not-renormalised"] = _slot("mask", ("after",))
         r["mask-multiplied"] = _slot("mask", ("multiplied",))
@@ -323,10 +394,15 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
     "step3": {
         "softmax-wrong-axis": (*_slot("axis", ("axis0", "axis-2")),
                                *_slot("norm", ("nokeep", "nokeep-max", "nokeep-raw"))),
-        # always the last axis, or always axis 1 (the last one of a matrix)
-        "ignores-axis": _slot("axis", ("last", "one")),
+        # always the last axis, or always axis 1 (the last one of a matrix), or
+        # a loop over x[i] (rows of a matrix; see IMPLIED)
+        "ignores-axis": (*_slot("axis", ("last", "one")), *_slot("form", ("loop", "reshape", "reshape0"))),
         "softmax-not-normalised": _slot("norm", ("exp", "exp-shift", "exp-global")),
         "softmax-global": _slot("norm", ("global", "global-unshifted")),
+        "softmax-no-exp": _slot("norm", ("no-exp", "no-exp-shift")),
+        "softmax-axes-differ": _slot("norm", ("max-last", "sum-last", "max-first", "sum-first")),
+        "softmax-sum-global": _slot("norm", ("sum-global",)),
+        "fixed-rank": _slot("form", ("rows2d", "rows2d-vec")),
     },
     "step4": {
         "weights-transposed": _slot("wsum", ("transposed", "transposed-t", "transposed-dot")),
@@ -335,6 +411,21 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
         "dot-not-batched": _slot("wsum", ("dot",)),
     },
     **{s: _attention_readings(s) for s in ("step5", "step6", "step7", "step8")},
+}
+
+
+#: step -> (slot, variant) -> (the same code without that part, the id that part adds).
+#: A reading can be two mistakes in one spelling: axis=1 hard-coded ignores `axis`
+#: *and* normalises the wrong axis of a 3-D input called with the default; a loop
+#: over x[i] ignores `axis` and only works on a matrix. The second id is named only
+#: where the learner follows the reading and not its counterpart (see search.py).
+IMPLIED: dict[str, dict[tuple[str, str], tuple[dict[str, str], str]]] = {
+    "step3": {
+        ("axis", "one"): ({"axis": "last"}, "softmax-wrong-axis"),
+        ("form", "loop"): ({"form": "ok", "axis": "last"}, "fixed-rank"),
+        ("form", "reshape"): ({"form": "ok", "axis": "one"}, "fixed-rank"),
+        ("form", "reshape0"): ({"form": "ok", "axis": "one"}, "fixed-rank"),
+    },
 }
 
 
@@ -354,4 +445,4 @@ def key(cfg: Config) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(cfg.items()))
 
 
-__all__ = ["READINGS", "Config", "compute", "key", "merge"]
+__all__ = ["FORMS", "IMPLIED", "READINGS", "Config", "compute", "key", "merge"]

@@ -12,9 +12,16 @@ found nothing):
    catalogued spelling, and for `wrong-scale` a fitted factor) reproduces
    the learner's output on every input. Each id of a pair or triple must
    be needed: somewhere its part changes the output and the learner
-   follows it. The best fit (fewest ids, then most inputs explained) is
-   reported with all its ids; a mistake spelled so that it only runs on
-   2-D input (`weights.T @ V`) adds `fixed-rank`.
+   follows it. Before the triples, a 2-D explanation is extended with
+   spellings that are right on every matrix and show only on a batch
+   (`K.T`, `np.dot`, `axis=1`, `K.shape[1]`, a softmax written with
+   `reshape(-1, 1)` or a loop over rows): real code has several at once.
+   The best fit (fewest ids, then most inputs explained) is reported with
+   all its ids, the cause first (`ordered_ids`), plus the second id of a
+   two-mistake spelling the answers show (`readings.IMPLIED`: axis=1
+   hard-coded ignores `axis` and normalises the wrong axis of a batch); a
+   mistake spelled so that it only runs on 2-D input (`weights.T @ V`)
+   adds `fixed-rank`.
 3. `fixed-rank` and what else fits: right (or fully explained) at one
    number of dimensions, never right at the others, and somewhere else the
    learner's code fails to run where the explanation runs. Only when no id
@@ -23,8 +30,9 @@ found nothing):
    whose reading the learner follows wherever the reading differs from the
    reference, and that no input contradicts.
 
-Nothing here raises: any failure of this module's own logic means "no
-diagnosis" for the candidate concerned.
+Stages 1, 3 and 4 and the order of the stages live in `verdict.py`. Nothing
+here raises: any failure of this module's own logic means "no diagnosis" for
+the candidate concerned.
 """
 
 from __future__ import annotations
@@ -44,8 +52,15 @@ from attn_practice.grader.engine.diagnose.evidence import (
     differs,
     differs_finitely,
 )
-from attn_practice.grader.engine.diagnose.probes import TWIN
-from attn_practice.grader.engine.diagnose.readings import READINGS, Config, compute, key, merge
+from attn_practice.grader.engine.diagnose.probes import PROBES
+from attn_practice.grader.engine.diagnose.readings import (
+    IMPLIED,
+    READINGS,
+    Config,
+    compute,
+    key,
+    merge,
+)
 from attn_practice.grader.engine.diagnose.scale import fit_scale
 from attn_practice.reference.mistakes import MISTAKES, mistakes_for
 
@@ -53,7 +68,7 @@ UNSTABLE = "softmax-unstable"
 FIXED_RANK = "fixed-rank"
 #: Ids found by their own rules rather than by a reading.
 PROBE_IDS = frozenset({UNSTABLE, FIXED_RANK})
-_ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
+ORDER = {mid: i for i, mid in enumerate(MISTAKES)}
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,7 @@ class Alt:
     cfg: Config | None = None  # composable readings only
 
 
-def _reading(step: str, cfg: Config) -> Alt:
+def reading(step: str, cfg: Config) -> Alt:
     return Alt(("cfg", key(cfg)), functools.partial(_compute, step, dict(cfg)), cfg)
 
 
@@ -78,15 +93,15 @@ def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
     """id -> its readings (composable) and catalogued spellings at `step`."""
     out: dict[str, list[Alt]] = {}
     for mid, cfgs in READINGS.get(step, {}).items():
-        out.setdefault(mid, []).extend(_reading(step, c) for c in cfgs)
+        out.setdefault(mid, []).extend(reading(step, c) for c in cfgs)
     for mistake, fn in mistakes_for(step):
         if mistake.id not in PROBE_IDS:
             out.setdefault(mistake.id, []).append(Alt(("fn", id(fn)), fn))
-    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: _ORDER.get(kv[0], 99))}
+    return {mid: tuple(alts) for mid, alts in sorted(out.items(), key=lambda kv: ORDER.get(kv[0], 99))}
 
 
 # ------------------------------------------------------------------ matching
-def _consistent(o: Obs, alt: Alt) -> bool:
+def consistent(o: Obs, alt: Alt) -> bool:
     out = o.output(alt.key, alt.fn)
     if out is None or o.out is None:
         return out is None and o.out is None
@@ -96,24 +111,29 @@ def _consistent(o: Obs, alt: Alt) -> bool:
 
 
 def _fits(alt: Alt, obs: Sequence[Obs]) -> bool:
-    return all(_consistent(o, alt) for o in obs)
+    return all(consistent(o, alt) for o in obs)
 
 
-def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs]) -> int:
-    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference)."""
+def _support(alt: Alt, base: Alt | None, obs: Sequence[Obs], errors: bool = False) -> int:
+    """Inputs where `alt` differs (not by NaN or an error alone) from `base` (None: the reference).
+
+    With `errors`, an error where `base` runs counts too: for a softmax written for
+    matrices (`fixed-rank`), failing on a batch is the whole of the mistake.
+    """
     n = 0
     for o in obs:
         out = o.output(alt.key, alt.fn)
-        if out is None:
-            continue
         other = o.ref if base is None else o.output(base.key, base.fn)
+        if out is None:
+            n += errors and other is not None and o.out is None
+            continue
         if other is None or differs_finitely(out, other):
             n += 1
     return n
 
 
 @dataclass(frozen=True)
-class _Fit:
+class Fit:
     ids: tuple[str, ...]
     support: int
     alt: Alt | None
@@ -122,29 +142,29 @@ class _Fit:
     native: int = 0
 
     def rank(self) -> tuple[int, int, int, tuple[int, ...]]:
-        return (len(self.ids), -self.support, -self.native, tuple(_ORDER.get(i, 99) for i in self.ids))
+        return (len(self.ids), -self.support, -self.native, tuple(ORDER.get(i, 99) for i in self.ids))
 
 
 def _native(step: str, ids: Sequence[str]) -> int:
     return sum(step in MISTAKES[i].impls for i in ids if i in MISTAKES)
 
 
-def _singles(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _singles(step: str, obs: Sequence[Obs]) -> list[Fit]:
     fits = []
     for mid, alts in alternatives(step).items():
         best, best_alt = 0, None
         for alt in alts:
-            if _fits(alt, obs):
+            if _fits(alt, obs):  # alone, failing on a batch is for fixed_rank() to judge
                 s = _support(alt, None, [o for o in obs if o.probe])
                 s = s and _support(alt, None, obs)
                 if s > best:
                     best, best_alt = s, alt
         if best:
-            fits.append(_Fit((mid,), best, best_alt, _native(step, (mid,))))
+            fits.append(Fit((mid,), best, best_alt, _native(step, (mid,))))
     if not fits and "wrong-scale" in alternatives(step):
         n = fit_scale(step, obs)
         if n:
-            fits.append(_Fit(("wrong-scale",), n, None))
+            fits.append(Fit(("wrong-scale",), n, None))
     return fits
 
 
@@ -159,7 +179,7 @@ def _rare(cfg: Config) -> bool:
 MAX_TRIPLES = 2500
 
 
-def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _pairs(step: str, obs: Sequence[Obs]) -> list[Fit]:
     return _combos(step, obs, 2)
 
 
@@ -169,14 +189,14 @@ def _pairs(step: str, obs: Sequence[Obs]) -> list[_Fit]:
 _CANCELLING = frozenset({"scores-transposed", "weights-transposed", "softmax-wrong-axis"})
 
 
-def _triples(step: str, obs: Sequence[Obs]) -> list[_Fit]:
+def _triples(step: str, obs: Sequence[Obs]) -> list[Fit]:
     """Three ids at once (real code often has K.T, a softmax axis and no scaling together)."""
     if step not in ("step5", "step6", "step7", "step8"):
         return []
     return _combos(step, obs, 3, budget=MAX_TRIPLES)
 
 
-def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[_Fit]:
+def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[Fit]:
     """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
     alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
             for mid, group in alternatives(step).items()}
@@ -196,14 +216,15 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
             if budget is not None:
                 tried += 1
                 if tried > budget:
-                    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
-            whole = _reading(step, cfg)
+                    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+            whole = reading(step, cfg)
             if not _fits(whole, obs):
                 continue
-            supports = [_support(whole, _reading(step, r), obs) for r in rests if r is not None]
+            supports = [_support(whole, reading(step, r), obs, mid == FIXED_RANK)
+                        for mid, r in zip(mids, rests, strict=True) if r is not None]
             if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
                 fits[mids] = (sum(supports), whole)
-    return [_Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
 
 
 def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
@@ -217,30 +238,128 @@ def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:
 
 def explain(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
     """The ids of the best full explanation of `obs` (one id, else two, else three), or None."""
-    fit = _best_fit(step, obs)
+    found = explain_fit(step, obs)
+    return found[0] if found else None
+
+
+def explain_fit(step: str, obs: Sequence[Obs]) -> tuple[tuple[str, ...], Fit] | None:
+    """`explain`, with the fit itself (whose reading can be run on other inputs)."""
+    fit = best_fit(step, obs, extend=True)
     if fit is None:
         return None
-    if not RANK_IDS & set(fit.ids) and _rank_bound(step, fit, obs):
-        return (*fit.ids, FIXED_RANK)
-    return fit.ids
+    ids = (*fit.ids, *_implied(step, fit, obs))
+    if not RANK_IDS & set(ids) and _rank_bound(step, fit, obs):
+        ids = (*ids, FIXED_RANK)
+    return ordered_ids(ids), fit
 
 
-def _best_fit(step: str, obs: Sequence[Obs]) -> _Fit | None:
+def ordered_ids(ids: Sequence[str]) -> tuple[str, ...]:
+    """Catalogue order, the cause first: `fixed-rank` (the symptom) after every other id."""
+    return tuple(sorted(dict.fromkeys(ids), key=lambda i: (i == FIXED_RANK, ORDER.get(i, 99))))
+
+
+def _implied(step: str, fit: Fit, obs: Sequence[Obs]) -> list[str]:
+    """Second ids of two-mistake spellings (readings.IMPLIED) the learner's answers show."""
+    if fit.alt is None or fit.alt.cfg is None:
+        return []
+    extra = []
+    for (slot, variant), (changes, mid) in IMPLIED.get(step, {}).items():
+        if fit.alt.cfg.get(slot) == variant and mid not in fit.ids:
+            other = reading(step, {**fit.alt.cfg, **changes})
+            if _support(fit.alt, other, obs, errors=mid == FIXED_RANK):
+                extra.append(mid)
+    return extra
+
+
+def best_fit(step: str, obs: Sequence[Obs], extend: bool = False, triples: bool = True) -> Fit | None:
+    """The best full explanation: one id, two, (`extend`) 2-D ids plus batch-only ones, three."""
     if not any(o.probe and not o.right for o in obs):
         return None
     ordered = sorted(obs, key=lambda o: (o.right, not o.probe))  # wrong answers cut candidates fast
-    for search in (_singles, _pairs, _triples):
+    searches = (_singles, _pairs, *((_extended,) if extend else ()), *((_triples,) if triples else ()))
+    for search in searches:
         fits = search(step, ordered)
         if fits:
-            return min(fits, key=_Fit.rank)
+            return min(fits, key=Fit.rank)
     return None
+
+
+# --------------------------------------------------- batch-only spellings
+@functools.cache
+def batch_only(step: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """(id, configuration) of every reading that is right on every 2-D probe.
+
+    `K.T`, `np.dot`, a softmax over axis 1, `K.shape[1]` for d_k, a softmax written
+    for matrices: code like this passes every 2-D test and shows only on a batch.
+    """
+    flat = [p for p in PROBES.get(step, ()) if p.rank == 2 and "large" not in p.tags]
+    found = []
+    for mid, cfgs in READINGS.get(step, {}).items():
+        for cfg in cfgs:
+            try:
+                with np.errstate(all="ignore"):
+                    same = all(close(compute(step, cfg, p.args), compute(step, {}, p.args), MATCH)
+                               for p in flat)
+            except Exception:  # noqa: BLE001 - a reading that raises on a matrix is not one
+                same = False
+            if same and flat:
+                found.append((mid, key(cfg)))
+    return tuple(found)
+
+
+def _extended(step: str, obs: Sequence[Obs]) -> list[Fit]:
+    """A 2-D explanation (or none needed) plus spellings that only show on a batch.
+
+    Real code has K.T, np.dot, axis=1 and no scaling all at once: four ids, more
+    than the search above combines. On 2-D input only the last shows, so it is
+    found there first; then batch-only spellings, at most one per slot, are added until
+    every batched answer is explained, each one needed somewhere.
+    """
+    if step not in ("step5", "step6", "step7", "step8"):
+        return []
+    flat = [o for o in obs if o.rank == 2]
+    if not flat or any(o.probe and o.rank > 2 and o.right for o in obs):
+        return []
+    base_ids: tuple[str, ...] = ()
+    base: dict[str, Any] = {}
+    if not all(o.right for o in flat):
+        fit = best_fit(step, flat, triples=False)  # the bounded triple search runs once, later
+        if fit is None or fit.alt is None or fit.alt.cfg is None:
+            return []
+        base_ids, base = fit.ids, dict(fit.alt.cfg)
+    by_slots: dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]] = {}
+    for mid, cfg in batch_only(step):
+        by_slots.setdefault(tuple(sorted(s for s, _ in cfg)), []).append((mid, dict(cfg)))
+    best: Fit | None = None
+    for picks in itertools.product(*([None, *vs] for vs in by_slots.values())):
+        chosen = [p for p in picks if p is not None]
+        if not chosen:
+            continue
+        cfg = _merge_all([base, *(c for _, c in chosen)])
+        if cfg is None or any(cfg.get(s) != v for _, c in chosen for s, v in c.items()):
+            continue  # two picks want one slot two ways
+        whole = reading(step, cfg)
+        if not _fits(whole, obs):
+            continue
+        supports = []
+        for mid, part in chosen:
+            rest = {k: v for k, v in cfg.items() if k not in part}
+            rest.update({k: base[k] for k in part if k in base})
+            supports.append(_support(whole, reading(step, rest), obs, mid == FIXED_RANK))
+        if not all(supports):
+            continue
+        ids = tuple(dict.fromkeys((*base_ids, *(m for m, _ in chosen))))
+        fit = Fit(ids, sum(supports), whole, _native(step, ids))
+        if best is None or (len(chosen), fit.rank()) < (len(best.ids) - len(base_ids), best.rank()):
+            best = fit
+    return [best] if best is not None else []
 
 
 #: Ids that are themselves about the number of axes.
 RANK_IDS = frozenset({FIXED_RANK, "transpose-all-axes", "dot-not-batched"})
 
 
-def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
+def _rank_bound(step: str, fit: Fit, obs: Sequence[Obs]) -> bool:
     """The learner wrote the mistake in a way that only runs at one number of dimensions.
 
     `weights.T @ V` is weights-transposed on 2-D input and an error on any batch,
@@ -269,115 +388,5 @@ def _rank_bound(step: str, fit: _Fit, obs: Sequence[Obs]) -> bool:
     return False
 
 
-# ------------------------------------------------------------ special rules
-def unstable(obs: Sequence[Obs]) -> bool:
-    """NaN/inf on a large-magnitude probe where its small twin (and the reference) is finite."""
-    twins = {o.name: o for o in obs if o.probe and "twin" in o.tags}
-    for o in obs:
-        t = twins.get(o.name + TWIN)
-        if not (o.probe and o.large and t is not None and o.out is not None and t.out is not None):
-            continue
-        if o.out.shape == t.out.shape and o.out.shape == o.ref.shape and bool(np.any(
-                ~np.isfinite(o.out) & np.isfinite(t.out) & np.isfinite(o.ref))):
-            return True
-    return False
-
-
-def _spoiled(o: Obs) -> bool:
-    """An input an unstable softmax overflowed on: a large probe, or a failing input, with NaN/inf."""
-    return (o.large or not o.probe) and o.out is not None and not bool(np.all(np.isfinite(o.out)))
-
-
-def fixed_rank(step: str, obs: Sequence[Obs]) -> tuple[str, ...] | None:
-    """('fixed-rank', ...) when one number of dimensions is right or explained and every other is wrong."""
-    ranks = sorted({o.rank for o in obs if o.probe})
-    for r in ranks:
-        others = [o for o in obs if o.rank != r]
-        if not any(o.probe for o in others) or any(o.right for o in others):
-            continue
-        here = [o for o in obs if o.rank == r]
-        if all(o.right for o in here):
-            return (FIXED_RANK,)
-        fit = _best_fit(step, here)
-        # the rank must be what breaks: somewhere else the learner's code fails to run
-        # where the explanation of this rank runs (a shape unpacked into two names)
-        if fit is not None and (fit.alt is None or any(
-                o.out is None and not _consistent(o, fit.alt) for o in others)):
-            return (*fit.ids, FIXED_RANK)
-    return None
-
-
-def partial(step: str, obs: Sequence[Obs]) -> list[str]:
-    """Ids that no input contradicts and some probe supports (see stage 4 above)."""
-    verdicts: list[tuple[int, int, int, str]] = []
-    for mid, alts in alternatives(step).items():
-        support = unexplained = 0
-        on_probe = False
-        for o in obs:
-            verdict = _outcome(o, alts)
-            if verdict == "contradicts":
-                break
-            if verdict == "support":
-                support += 1
-                on_probe = on_probe or o.probe
-            elif verdict == "silent" and not o.right:
-                unexplained += 1
-        else:
-            if on_probe:
-                verdicts.append((unexplained, -support, _ORDER.get(mid, 99), mid))
-    if not any(v[0] == 0 for v in verdicts) and "wrong-scale" in alternatives(step):
-        n = fit_scale(step, obs)
-        if n:
-            verdicts.append((0, -n, _ORDER["wrong-scale"], "wrong-scale"))
-    return [v[3] for v in sorted(verdicts)]
-
-
-def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
-    """'support', 'consistent', 'silent' or 'contradicts' for one input."""
-    any_differs = consistent = some_raised = False
-    for alt in alts:
-        out = o.output(alt.key, alt.fn)
-        if out is None:
-            some_raised = True
-            consistent = consistent or o.out is None
-            continue
-        d = differs(out, o.ref)
-        any_differs = any_differs or d
-        if not d and o.right:
-            consistent = True
-        elif o.out is not None and close(o.out, out, MATCH):
-            if d and differs_finitely(out, o.ref):
-                return "support"
-            consistent = True
-    if consistent:
-        return "consistent"
-    # Where one spelling of the mistake raises, spellings disagree on this
-    # input: it cannot tell whether the learner wrote yet another one.
-    return "contradicts" if any_differs and not some_raised else "silent"
-
-
-def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
-    """Every id of the best explanation of the learner's answers (see the module docstring)."""
-    tail: list[str] = []
-    if unstable(obs):
-        tail = [UNSTABLE]
-        obs = [o for o in obs if not _spoiled(o)]
-    # Large probes decide softmax-unstable only: huge scores computed in float32 are
-    # not right, and say nothing about any other mistake (their small twins do).
-    obs = [o for o in obs if not (o.probe and o.large)]
-    if all(o.right for o in obs):
-        return tail
-    for stage in (explain, fixed_rank):
-        try:
-            found = stage(step, obs)
-        except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
-            found = None
-        if found:
-            return [*found, *(t for t in tail if t not in found)]
-    try:
-        return [*partial(step, obs), *tail]
-    except Exception:  # noqa: BLE001
-        return tail
-
-
-__all__ = ["PROBE_IDS", "alternatives", "diagnose_ids", "explain"]
+__all__ = ["FIXED_RANK", "ORDER", "PROBE_IDS", "RANK_IDS", "UNSTABLE", "Alt", "Fit", "reading", "alternatives", "best_fit", "consistent",
+           "explain", "explain_fit", "ordered_ids"]

@@ -1,5 +1,5 @@
-"""wrong_ignores_axis__softmax_unstable: written for a matrix: always normalises axis 1 (np.expand_dims), no max shift.
-Expected diagnosis: ignores-axis, softmax-unstable
+"""wrong_ignores_axis__softmax_unstable: written for a matrix: always normalises axis 1 (np.expand_dims; the wrong axis of a 3-D input), no max shift.
+Expected diagnosis: softmax-wrong-axis, ignores-axis, softmax-unstable
 """
 
 import numpy as np

@@ -1,5 +1,5 @@
 """wrong_fixed_rank_float32_loops: casts to float32 and normalises row by row in a loop over a 2-D array, with K.T.
-Expected diagnosis: fixed-rank
+Expected diagnosis: transpose-all-axes, fixed-rank
 """
 
 import numpy as np

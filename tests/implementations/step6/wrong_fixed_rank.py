@@ -1,5 +1,5 @@
 """wrong_fixed_rank: unpacks Q.shape into (n_q, d_k) and uses K.T, so it works only for 2-D input.
-Expected diagnosis: fixed-rank
+Expected diagnosis: transpose-all-axes, fixed-rank
 """
 
 import math

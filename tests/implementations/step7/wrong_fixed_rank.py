@@ -1,5 +1,5 @@
-"""wrong_fixed_rank: unpacks Z.shape into (n, d_model), so only an unbatched 2-D Z works.
-Expected diagnosis: fixed-rank
+"""wrong_fixed_rank: unpacks Z.shape into (n, d_model) and uses np.dot(Q, K.T), so only an unbatched 2-D Z works.
+Expected diagnosis: transpose-all-axes, fixed-rank
 """
 
 import numpy as np
