@@ -1,0 +1,161 @@
+"""Turning each submission argument into a folder of real step files to grade.
+
+An argument may be a folder, a `.zip`, a `.ipynb` notebook or a single `.py`
+module (CONTRACT 4.5). Archives are unpacked (bytes only, `archive`), the
+folder holding the work is found (`staff.locate`), and each step's source is
+chosen (`recognise`). When every step is the learner's own file under its
+own name, the folder is graded as it is. Otherwise a copy is made in a
+temp folder: the learner's importable files plus generated step files
+(`step3_softmax.py` holding `softmax` and what it uses), and that copy is
+what the sandbox gets, so learner code still runs only there. Every choice
+that was not the plain one becomes a warning on the report, and a step with
+nothing recognised gets a message saying what was found.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import TracebackType
+
+from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.sandbox.submission import copy_submission, read_regular_file
+from attn_practice.grader.staff.intake.archive import ArchiveRefused, unpack
+from attn_practice.grader.staff.intake.recognise import Recognised
+
+MAX_NESTED_ARCHIVES = 2  # a zip in a zip (in a folder) is opened; deeper is not
+SUBMISSION_SUFFIXES = (".zip", ".ipynb", ".py")
+
+
+@dataclass
+class Prepared:
+    label: str  # the argument as given: what reports call the submission
+    path: Path  # the folder graded
+    graded_path: str = ""  # a real subfolder of the argument, when the work sat one level down
+    warnings: list[str] = field(default_factory=list)
+    missing: str = ""  # the message for a step with nothing recognised
+
+    def finish(self, report: GradeReport) -> GradeReport:
+        """The graded report with this submission's warnings and 'what was found' messages."""
+        steps = tuple(replace(s, error=self.missing) if s.status is Status.MISSING and self.missing else s
+                      for s in report.steps)
+        return replace(report, steps=steps, warnings=[*report.warnings, *self.warnings])
+
+
+class Intake:
+    """Prepares arguments in a private temp folder, removed on exit (with everything unpacked)."""
+
+    def __init__(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="attn-intake-"))
+        self._slots = itertools.count()
+
+    def __enter__(self) -> Intake:
+        return self
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def slot(self) -> Path:
+        return self.tmp / f"s{next(self._slots)}"
+
+    def prepare(self, arg: Path) -> Prepared | None:
+        """The submission behind one argument; None for a plain file that is not one (skipped)."""
+        label = str(arg)
+        if arg.is_dir():
+            return self._folder(label, arg, real=True)
+        suffix = arg.suffix.lower()
+        if suffix not in SUBMISSION_SUFFIXES:
+            return None
+        if suffix == ".zip":
+            return self._archive(label, arg, depth=1)
+        holder = self.slot()  # a notebook or module on its own: a folder of one file
+        holder.mkdir(mode=0o700)
+        data = read_regular_file(str(arg), 64 << 20)
+        if data is not None:
+            target = holder / arg.name
+            target.write_bytes(data)
+            stamp = os.stat(arg).st_mtime
+            os.utime(target, (stamp, stamp))
+        return self._folder(label, holder, real=False)
+
+    def _archive(self, label: str, archive: Path, *, depth: int, prefix: str = "") -> Prepared:
+        name = prefix + archive.name
+        dest = self.slot()
+        try:
+            unpacked = unpack(archive, dest)
+        except ArchiveRefused as exc:
+            empty = self.slot()
+            empty.mkdir(mode=0o700)
+            return Prepared(label, empty, warnings=[f"{name} was refused: {exc}; nothing in it was graded"],
+                            missing=f"no step file; found: {name} (refused: {exc})")
+        prepared = self._folder(label, unpacked.root, real=False, depth=depth, inside=name)
+        prepared.warnings[:0] = [f"inside {name}: {note}" for note in unpacked.notes]
+        return prepared
+
+    def _folder(self, label: str, folder: Path, *, real: bool, depth: int = 0, inside: str = "") -> Prepared:
+        from attn_practice.grader.staff.locate import find_work
+
+        where = find_work(folder)
+        rec = where.recognised
+        warnings = list(where.warnings)
+        rel = os.path.relpath(where.folder, folder) if where.folder != folder else ""
+        if rel and inside:
+            warnings.insert(0, f"graded the folder {rel}/ inside {inside}")
+        if not rec.anything and rec.zips and depth < MAX_NESTED_ARCHIVES:
+            for z in rec.zips:
+                inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=f"{inside}/" if inside else "")
+                if not inner.missing:
+                    inner.warnings.insert(0, f"graded the work inside {z.rel}")
+                    return inner
+        if not rec.anything:
+            what = rec.found_text()
+            if inside:
+                what = f"{inside} holding {what}"
+            return Prepared(label, where.folder, warnings=[
+                *warnings, f"nothing recognised: no step file, and no module or notebook defining the "
+                           f"steps' functions; found: {what}"],
+                missing=f"no step file; found: {what}")
+        graded_path = str(where.folder) if real and rel else ""
+        missing = ("no step file, and no module or notebook defining this step's function; "
+                   f"found: {rec.found_text()}")
+        warnings += rec.warnings
+        if rec.in_place:
+            return Prepared(label, where.folder, graded_path, warnings, missing)
+        return Prepared(label, self._build(rec), graded_path, warnings, missing)
+
+    def _build(self, rec: Recognised) -> Path:
+        """A copy of the learner's importable files plus the generated step files."""
+        from attn_practice.grader.catalog import resolve_step
+
+        work = self.slot()
+        copy_submission(rec.folder, work)
+        for step_id, source in rec.chosen.items():
+            ex = resolve_step(step_id)
+            if source.text is not None:
+                (work / ex.file).write_bytes(source.text)
+            elif source.entry.rel != ex.file:
+                data = read_regular_file(source.entry.path, 1 << 20)
+                if data is not None:
+                    (work / ex.file).write_bytes(data)
+        return work
+
+
+def prepare_all(intake: Intake, args: list[Path]) -> tuple[list[Prepared], list[str]]:
+    """Every argument's submission, and the arguments skipped (plain files), in order given."""
+    prepared: list[Prepared] = []
+    skipped: list[str] = []
+    for arg in args:
+        one = intake.prepare(arg)
+        if one is None:
+            skipped.append(str(arg))
+        else:
+            prepared.append(one)
+    return prepared, skipped
+
+
+__all__ = ["Intake", "Prepared", "prepare_all"]

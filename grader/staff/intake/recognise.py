@@ -1,0 +1,215 @@
+"""What one folder holds for each step, and which source is graded (the documented rule).
+
+For each step, candidates come in tiers; the first tier with any wins:
+
+1. files NAMED for the step: the exact name, or a near miss (`names`);
+2. CODE that defines the step's function: any top-level `.py` module or
+   `.ipynb` notebook in the folder (the function is taken out by name, with
+   the imports and helpers it uses: `extract`).
+
+Within a tier, several candidates (two versions of a step) are ordered by
+the rule users are told: a file that defines the function first, then the
+NEWEST MODIFICATION TIME, then the SHORTEST PATH (then the name), and one is
+graded with a warning naming both. Only the exact name with no rival is
+silent. Everything is read as bytes and parsed; nothing here runs.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.sandbox.submission import Entry, EntryKind, read_regular_file, walk
+from attn_practice.grader.staff.intake.extract import (
+    Chunk,
+    Parsed,
+    defines,
+    extract,
+    mentions_def,
+    parse,
+)
+from attn_practice.grader.staff.intake.names import step_for_name
+from attn_practice.grader.staff.intake.notebook import NotebookError, read_cells
+
+MAX_SOURCE_BYTES = 1 << 20  # the engine's own cap on a step file
+MAX_CODE_FILES = 100  # modules and notebooks parsed per folder
+MAX_FOUND_LISTED = 12
+RULE = "newest modification time, then shortest path"
+
+
+class SourceKind(str, enum.Enum):
+    EXACT = "exact"  # the step's own file name: graded as it is
+    NAMED = "named"  # a near-miss name: copied under the step's name
+    MODULE = "module"  # taken by name out of a .py module
+    NOTEBOOK = "notebook"  # taken by name out of a notebook's code cells
+
+
+@dataclass
+class Source:
+    kind: SourceKind
+    entry: Entry
+    defines: bool  # the file's own code defines the function
+    text: bytes | None = None  # what to write as the step file (None: the file's bytes)
+    mtime: float = 0.0
+
+    def rank(self) -> tuple[bool, float, int, str]:
+        return (not self.defines, -self.mtime, len(self.entry.rel), self.entry.rel)
+
+
+@dataclass
+class Code:
+    """One parsed module or notebook."""
+
+    entry: Entry
+    kind: SourceKind
+    parsed: Parsed | None
+    problem: str = ""  # why it cannot be read ("broken notebook JSON ...")
+
+
+@dataclass
+class Recognised:
+    folder: Path
+    chosen: dict[str, Source] = field(default_factory=dict)  # step id -> graded source
+    warnings: list[str] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)  # top-level entries, annotated
+    zips: list[Entry] = field(default_factory=list)
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.chosen)
+
+    @property
+    def in_place(self) -> bool:
+        """Every graded source is the step's own file: grade the folder as it is."""
+        return all(s.kind is SourceKind.EXACT for s in self.chosen.values())
+
+    def newest(self) -> float:
+        return max((s.mtime for s in self.chosen.values()), default=0.0)
+
+    def found_text(self) -> str:
+        shown = self.found[:MAX_FOUND_LISTED]
+        more = len(self.found) - len(shown)
+        return (", ".join(shown) + (f" and {more} more" if more > 0 else "")) if shown else "nothing (empty folder)"
+
+
+def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Recognised:
+    catalog = catalog or load_catalog()
+    out = Recognised(folder)
+    entries = walk(folder, descend=lambda e: False, max_depth=0).entries
+    codes: list[Code] = []
+    named: dict[str, list[Source]] = {}
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        note = ""
+        ex = step_for_name(entry.name, catalog)
+        if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
+            code = _code(entry, SourceKind.MODULE) if entry.kind is EntryKind.FILE else None
+            kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
+            named.setdefault(ex.id, []).append(Source(
+                kind, entry, defines=code is None or (code.parsed is not None and defines(code.parsed, ex.function)),
+                mtime=_mtime(entry)))
+            if code is not None:
+                codes.append(code)
+                note = code.problem
+        elif entry.kind is EntryKind.FILE and entry.name.lower().endswith((".py", ".ipynb")):
+            if len(codes) < MAX_CODE_FILES:
+                kind = SourceKind.NOTEBOOK if entry.name.lower().endswith(".ipynb") else SourceKind.MODULE
+                code = _code(entry, kind)
+                codes.append(code)
+                note = code.problem
+        elif entry.kind is EntryKind.FILE and entry.name.lower().endswith(".zip"):
+            out.zips.append(entry)
+        shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
+        out.found.append(f"{shown} ({note})" if note else shown)
+    for ex in catalog:
+        tier = named.get(ex.id) or _by_code(codes, ex)
+        if not tier:
+            continue
+        tier.sort(key=Source.rank)
+        best = tier[0]
+        out.chosen[ex.id] = best
+        _explain(out, ex, best, tier[1:])
+    _explain_taken(out, catalog)
+    return out
+
+
+def _code(entry: Entry, kind: SourceKind) -> Code:
+    if kind is SourceKind.NOTEBOOK:
+        try:
+            cells = read_cells(Path(entry.path))
+        except NotebookError as exc:
+            return Code(entry, kind, None, f"unreadable: {exc}")
+        chunks = [Chunk(f"{entry.name}, cell {c.index}", c.source) for c in cells]
+        parsed = parse(chunks)
+        bad = [c.where.rsplit("cell ", 1)[-1] for c, _ in parsed.unparsable]
+        note = f"cell{'s' if len(bad) > 1 else ''} {', '.join(bad)} not Python" if bad else ""
+        return Code(entry, kind, parsed, note)
+    data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
+    if data is None:
+        return Code(entry, kind, None, "unreadable or over 1 MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return Code(entry, kind, None, "not UTF-8 text")
+    parsed = parse([Chunk(entry.name, text)])
+    return Code(entry, kind, parsed, "does not parse" if parsed.unparsable else "")
+
+
+def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
+    """Modules and notebooks whose code defines the step's function (tier 2)."""
+    found = []
+    for code in codes:
+        if code.parsed is None:
+            continue
+        if defines(code.parsed, ex.function):
+            text = extract(code.parsed, ex.function)
+            if text is not None:
+                header = (f"# Generated by attn-practice for {ex.id}: {ex.function} and what it uses, "
+                          f"taken from {code.entry.name}. Nothing else of that file runs.\n")
+                found.append(Source(code.kind, code.entry, True, (header + text).encode(), _mtime(code.entry)))
+            continue
+        # Code that does not parse but has the `def`: graded, so the learner sees the syntax error.
+        for chunk, _err in code.parsed.unparsable:
+            if mentions_def(chunk.source, ex.function):
+                found.append(Source(code.kind, code.entry, True, chunk.source.encode(), _mtime(code.entry)))
+                break
+    return found
+
+
+def _explain(out: Recognised, ex: Exercise, best: Source, rivals: list[Source]) -> None:
+    name = best.entry.rel
+    if best.kind is SourceKind.NAMED:
+        out.warnings.append(f"{ex.id}: graded {name} as {ex.file} (the file is not named {ex.file})")
+    if rivals:
+        others = ", ".join(r.entry.rel for r in rivals)
+        out.warnings.append(f"{ex.id}: {len(rivals) + 1} candidate versions ({name}, {others}); graded "
+                            f"{name} (rule: a file defining {ex.function} first, then {RULE})")
+
+
+def _explain_taken(out: Recognised, catalog: tuple[Exercise, ...]) -> None:
+    """One warning per module or notebook that functions were taken from (not one per step)."""
+    by_file: dict[str, list[Exercise]] = {}
+    for ex in catalog:
+        src = out.chosen.get(ex.id)
+        if src is not None and src.kind in (SourceKind.MODULE, SourceKind.NOTEBOOK):
+            by_file.setdefault(src.entry.rel, []).append(ex)
+    for name, exs in by_file.items():
+        listed = ", ".join(f"{ex.function} ({ex.id})" for ex in exs)
+        out.warnings.insert(0, f"no step file for {', '.join(ex.id for ex in exs)}: graded {listed} "
+                               f"taken by name from {name}, with the imports and helpers "
+                               f"{'they use' if len(exs) > 1 else 'it uses'} (nothing else in that file ran)")
+
+
+def _mtime(entry: Entry) -> float:
+    import os
+
+    try:
+        return os.lstat(entry.path).st_mtime
+    except OSError:
+        return 0.0
+
+
+__all__ = ["RULE", "Recognised", "Source", "SourceKind", "recognise"]
