@@ -128,8 +128,8 @@ def repeated_warning(repeats: Sequence[tuple[str, str]]) -> str:
     labels = list(dict.fromkeys(label for label, _ in repeats))
     files = list(dict.fromkeys(where.split(" (item ")[0] for _, where in repeats))
     shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
-    return (f"{len(repeats)} repeated report{'s' if len(repeats) != 1 else ''} of {len(labels)} "
-            f"submission{'s' if len(labels) != 1 else ''} ({shown}; again in "
+    return (f"{len(labels)} submission{'s' if len(labels) != 1 else ''} appear more than once "
+            f"({len(repeats)} repeated report{'s' if len(repeats) != 1 else ''}: {shown}; again in "
             f"{', '.join(files[:3])}{' and more' if len(files) > 3 else ''}): each is counted once, "
             "the later report is used.")
 

@@ -36,6 +36,14 @@ SKIP_PARTS = frozenset({"__MACOSX", ".git", "__pycache__"})
 class ArchiveRefused(ValueError):
     """The archive as a whole is not unpacked; the message says why, for staff and student."""
 
+    word = "refused"  # how a listing of what was found shows it: "attention.zip (refused: ...)"
+
+
+class ArchiveUnreadable(ArchiveRefused):
+    """Not a zip at all, or a damaged one (no attack: it just cannot be read)."""
+
+    word = "unreadable"
+
 
 @dataclass
 class Unpacked:
@@ -97,13 +105,13 @@ def unpack(archive: Path, dest: Path) -> Unpacked:
     """Unpack `archive` into the new folder `dest` (which must not exist), or ArchiveRefused."""
     data = read_regular_file(str(archive), MAX_ARCHIVE_BYTES)
     if data is None:
-        raise ArchiveRefused(f"it is not a readable regular file under {_size(MAX_ARCHIVE_BYTES)}")
+        raise ArchiveUnreadable(f"it is not a readable regular file under {_size(MAX_ARCHIVE_BYTES)}")
     import io
 
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise ArchiveRefused(f"it is not a readable zip archive ({exc})") from None
+        raise ArchiveUnreadable(f"it is not a readable zip archive ({exc})") from None
     with zf:
         check(zf, len(data))
         dest.mkdir(mode=0o700)
@@ -175,4 +183,4 @@ def _set_mtime(path: Path, info: zipfile.ZipInfo) -> None:
         pass
 
 
-__all__ = ["ArchiveRefused", "MAX_MEMBERS", "MAX_MEMBER_BYTES", "MAX_TOTAL_BYTES", "Unpacked", "unpack"]
+__all__ = ["ArchiveRefused", "ArchiveUnreadable", "MAX_MEMBERS", "MAX_MEMBER_BYTES", "MAX_TOTAL_BYTES", "Unpacked", "unpack"]

@@ -38,6 +38,8 @@ class Prepared:
     graded_path: str = ""  # a real subfolder of the argument, when the work sat one level down
     warnings: list[str] = field(default_factory=list)
     missing: str = ""  # the message for a step with nothing recognised
+    nothing: bool = False  # nothing recognised at all
+    refused: str = ""  # set when the argument was an archive that could not be unpacked: why
 
     def finish(self, report: GradeReport) -> GradeReport:
         """The graded report with this submission's warnings and 'what was found' messages."""
@@ -91,8 +93,9 @@ class Intake:
         except ArchiveRefused as exc:
             empty = self.slot()
             empty.mkdir(mode=0o700)
-            return Prepared(label, empty, warnings=[f"{name} was refused: {exc}; nothing in it was graded"],
-                            missing=f"no step file; found: {name} (refused: {exc})")
+            return Prepared(label, empty, warnings=[f"{name} is {exc.word}: {exc}; nothing in it was graded"],
+                            missing=f"no step file; found: {name} ({exc.word}: {exc})",
+                            refused=f"{exc.word}: {exc}", nothing=True)
         prepared = self._folder(label, unpacked.root, real=False, depth=depth, inside=name)
         prepared.warnings[:0] = [f"inside {name}: {note}" for note in unpacked.notes]
         return prepared
@@ -109,7 +112,11 @@ class Intake:
         if not rec.anything and rec.zips and depth < MAX_NESTED_ARCHIVES:
             for z in rec.zips:
                 inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=f"{inside}/" if inside else "")
-                if not inner.missing:
+                if inner.refused:
+                    rec.found = [f"{f} ({inner.refused})" if f == z.name else f for f in rec.found]
+                    warnings += inner.warnings
+                    continue
+                if not inner.nothing:
                     inner.warnings.insert(0, f"graded the work inside {z.rel}")
                     return inner
         if not rec.anything:
@@ -119,7 +126,7 @@ class Intake:
             return Prepared(label, where.folder, warnings=[
                 *warnings, f"nothing recognised: no step file, and no module or notebook defining the "
                            f"steps' functions; found: {what}"],
-                missing=f"no step file; found: {what}")
+                missing=f"no step file; found: {what}", nothing=True)
         graded_path = str(where.folder) if real and rel else ""
         missing = ("no step file, and no module or notebook defining this step's function; "
                    f"found: {rec.found_text()}")
