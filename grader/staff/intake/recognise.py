@@ -3,9 +3,11 @@
 For each step, candidates come in tiers; the first tier with any wins:
 
 1. files NAMED for the step: the exact name, or a near miss (`names`);
-2. CODE that defines the step's function: any top-level `.py` module or
-   `.ipynb` notebook in the folder (the function is taken out by name, with
-   the imports and helpers it uses: `extract`).
+2. CODE that defines the step's function: any other top-level `.py` module
+   or `.ipynb` notebook in the folder (the function is taken out by name,
+   with the imports and helpers it uses: `extract`). A file named for a
+   step is that step's only: a helper `softmax` inside `step5_attention.py`
+   never stands in for step 3.
 
 Within a tier, several candidates (two versions of a step) are ordered by
 the rule users are told: a file that defines the function first, then the
@@ -106,14 +108,12 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
         note = ""
         ex = step_for_name(entry.name, catalog)
         if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
+            # A step's file is graded as that step only (never mined for another step's function).
             code = _code(entry, SourceKind.MODULE) if entry.kind is EntryKind.FILE else None
             kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
             named.setdefault(ex.id, []).append(Source(
                 kind, entry, defines=code is None or (code.parsed is not None and defines(code.parsed, ex.function)),
                 mtime=_mtime(entry)))
-            if code is not None:
-                codes.append(code)
-                note = code.problem
         elif entry.kind is EntryKind.FILE and entry.name.lower().endswith((".py", ".ipynb")):
             if len(codes) < MAX_CODE_FILES:
                 kind = SourceKind.NOTEBOOK if entry.name.lower().endswith(".ipynb") else SourceKind.MODULE
