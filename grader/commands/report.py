@@ -63,7 +63,7 @@ def render_members(members: Sequence[Any], fmt: str, *, title: str = "", order: 
     from attn_practice import __version__
     from attn_practice.grader.staff.class_report import aggregate, misconception_csv
 
-    agg = aggregate(members, order=order)
+    agg = aggregate(members, sort=order)
     if fmt == "json":
         return json.dumps(agg, indent=2, ensure_ascii=False)
     if fmt == "csv":

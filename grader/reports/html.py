@@ -66,7 +66,7 @@ details>summary{cursor:pointer}details.more>summary{color:var(--dim);margin:.3re
  gap:.5rem;padding:.3rem .2rem;list-style-position:inside}
 .sub>summary::-webkit-details-marker{display:none}
 .sub>summary .name::before{content:"\u25B8  ";color:var(--dim)}
-.sub[open]>summary .name::before{content:"\25BE  "}
+.sub[open]>summary .name::before{content:"\u25BE  "}
 .subhead{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;gap:.5rem;
  padding:.3rem .2rem 0 1.2rem;font-weight:600;background:var(--bg)}
 .sub .body{padding:0 1rem .5rem 1.6rem}.sub .body p{margin:.2rem 0}

@@ -77,11 +77,11 @@ def from_reports(reports: Iterable[GradeReport]) -> list[Member]:
 
 
 def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]] | None = None,
-              order: str = "given") -> dict[str, Any]:
+              sort: str = "given") -> dict[str, Any]:
     """The §6 aggregates as plain JSON-ready data (the page renders exactly these numbers).
 
     `catalogue` maps a diagnosis id to its title/explanation/nudge, for ids a
-    report names without its words; by default `reference.mistakes`. `order`:
+    report names without its words; by default `reference.mistakes`. `sort`:
     "given" keeps the submissions as read; "score" lists the lowest score first
     (then by name), the ones to look at first after a deadline.
     """
@@ -189,7 +189,7 @@ def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]]
             "nothing_recognised": m.report.nothing_recognised,
             "steps": {s.id: s.status.value for s in m.report.steps},
             "diagnoses": {s.id: s.diagnosis_ids for s in m.report.steps if s.diagnoses},
-        } for m in (sorted(members, key=lambda m: (m.score, m.label)) if order == "score" else members)],
+        } for m in (sorted(members, key=lambda m: (m.score, m.label)) if sort == "score" else members)],
     }
 
 
