@@ -51,6 +51,8 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
     "bomb.zip": (0, "missing", ["bomb.zip is refused", "zip bomb"]),
     "members.zip": (0, "missing", ["members.zip is refused", "at most 10000"]),
     "declared.zip": (0, "missing", ["declared.zip is refused", "declares 2.0 GiB"]),
+    "mixed": (5, "passed", ["no step file for step4, step5", "taken by name from rest.ipynb"]),
+    "syntax_cell": (1, "", ["taken by name from work.ipynb"]),  # statuses: see its own test
 }
 
 
@@ -76,6 +78,18 @@ def _build(root: Path) -> list[Path]:
     H.ratio_bomb(root / "bomb.zip")
     H.many_members(root / "members.zip")
     H.declared_2gib(root / "declared.zip")
+    mixed = root / "mixed"
+    mixed.mkdir()
+    for stem in H.CORE[:3]:
+        (mixed / f"{stem}.py").write_text(H.REFERENCE)
+    H.notebook(["import numpy as np\nfrom step3_softmax import softmax\n",
+                "def weighted_sum(weights, V):\n    return weights @ V\n",
+                "def attention(Q, K, V):\n    d = Q.shape[-1]\n"
+                "    return weighted_sum(softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)), V)\n"],
+               mixed / "rest.ipynb")
+    (root / "syntax_cell").mkdir()
+    H.notebook(["import numpy as np\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)\n",
+                "def softmax(x, axis=-1)\n    return x\n"], root / "syntax_cell" / "work.ipynb")
     return [root / name for name in EXPECTED]
 
 
@@ -106,7 +120,8 @@ def test_every_shape_gets_the_report_it_must_in_json(graded):
         score, status, phrases = EXPECTED[name]
         core = {s["id"]: s for s in r["steps"] if s["id"] in CORE_IDS}
         assert r["score"] == score and r["max_score"] == 5.0, (name, r["score"], r["warnings"])
-        assert [core[i]["status"] for i in CORE_IDS] == [status] * 5, name
+        if status:
+            assert [core[i]["status"] for i in CORE_IDS] == [status] * 5, name
         assert isinstance(r["warnings"], list)
         said = " | ".join(r["warnings"])
         for phrase in phrases:
@@ -117,6 +132,24 @@ def test_every_shape_gets_the_report_it_must_in_json(graded):
             assert r["warnings"] and all(core[i]["error"].startswith("no step file") for i in CORE_IDS), name
     # the warnings reach stderr too, one line each
     assert "misnamed: step2: graded Step2_Scale.py as step2_scale.py" in res.stderr
+
+
+def test_a_cell_that_does_not_parse_is_graded_so_its_syntax_error_shows_not_missing(graded):
+    reports = {Path(r["submission"]).name: r for r in json.loads(graded["json"].stdout)}
+    steps = {s["id"]: s for s in reports["syntax_cell"]["steps"]}
+    assert [steps[i]["status"] for i in CORE_IDS] == ["passed", "missing", "error", "missing", "missing"]
+    assert "syntax" in json.dumps(steps["step3"]["tests"]).lower()
+
+
+def test_the_rich_report_shows_the_warnings(graded):
+    res = subprocess.run([str(EXE), "grade", str(graded["root"] / "misnamed"), "--format", "rich",
+                          "--cache-dir", str(graded["base"] / "cache")], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "300"}, timeout=600)
+    assert "warning: step2: graded Step2_Scale.py as step2_scale.py" in res.stdout
+    empty = subprocess.run([str(EXE), "grade", str(graded["root"] / "empty"), "--format", "rich",
+                            "--cache-dir", str(graded["base"] / "cache")], capture_output=True, text=True,
+                           env={**os.environ, "COLUMNS": "300"}, timeout=600)
+    assert "step1, step2, step3, step4, step5 missing: no step file; found: nothing (empty folder)" in empty.stdout
 
 
 def test_nothing_escapes_the_temp_folder(graded):
