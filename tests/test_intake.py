@@ -185,3 +185,24 @@ def test_a_module_is_taken_apart_by_name_not_copied(tmp_path):
     src = rec.chosen["step3"]
     assert src.kind is SourceKind.MODULE and src.text is not None
     assert b"SystemExit" not in src.text and b"def softmax" in src.text
+
+
+def test_a_near_miss_function_name_is_graded_under_the_contract_name_with_a_warning(tmp_path):
+    (tmp_path / "hw.py.txt").write_text("import numpy as np\n\n\ndef Soft_Max(x, axis=-1):\n    return x\n")
+    rec = recognise(tmp_path)
+    src = rec.chosen["step3"]
+    assert src.taken == "Soft_Max" and src.text is not None
+    ns: dict = {}
+    exec(compile(src.text, "gen", "exec"), ns)
+    assert ns["softmax"] is ns["Soft_Max"]
+    assert any("no function named softmax; graded Soft_Max from hw.py.txt" in w for w in rec.warnings)
+    assert not any("no function named dot_scores" in w for w in rec.warnings)
+
+
+def test_a_zip_is_known_by_its_bytes_whatever_its_name(tmp_path):
+    H.zip_of(tmp_path / "submission", H.solved_members())
+    (tmp_path / "notes").write_text("not a zip")
+    with Intake() as intake:
+        prepared = intake.prepare(tmp_path / "submission")
+        assert prepared is not None and (prepared.path / "step5_attention.py").is_file()
+        assert intake.prepare(tmp_path / "notes") is None  # a plain file: skipped

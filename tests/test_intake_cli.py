@@ -51,6 +51,10 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
     "bomb.zip": (0, "missing", ["bomb.zip is refused", "zip bomb"]),
     "members.zip": (0, "missing", ["members.zip is refused", "at most 10000"]),
     "declared.zip": (0, "missing", ["declared.zip is refused", "declares 2.0 GiB"]),
+    "attention.py": (5, "passed", ["taken by name from attention.py"]),
+    "download": (5, "passed", []),  # a zip whatever its name
+    "near_functions": (5, "passed", ["no function named softmax; graded Softmax from hw.py.txt",
+                                     "taken by name from hw.py.txt"]),
     "mixed": (5, "passed", ["no step file for step4, step5", "taken by name from rest.ipynb"]),
     "syntax_cell": (1, "", ["taken by name from work.ipynb"]),  # statuses: see its own test
 }
@@ -78,6 +82,11 @@ def _build(root: Path) -> list[Path]:
     H.ratio_bomb(root / "bomb.zip")
     H.many_members(root / "members.zip")
     H.declared_2gib(root / "declared.zip")
+    shutil.copy(H.SHAPES / "shapes_single_module" / "attention.py", root / "attention.py")
+    H.zip_of(root / "download", H.solved_members())
+    (root / "near_functions").mkdir()
+    (root / "near_functions" / "hw.py.txt").write_text(
+        H.REFERENCE.replace("def softmax(", "def Softmax(").replace(" softmax(", " Softmax("))
     mixed = root / "mixed"
     mixed.mkdir()
     for stem in H.CORE[:3]:
@@ -130,8 +139,9 @@ def test_every_shape_gets_the_report_it_must_in_json(graded):
             assert r["warnings"] == [], name
         if score == 0:  # no zero without a warning and a message saying what was found
             assert r["warnings"] and all(core[i]["error"].startswith("no step file") for i in CORE_IDS), name
-    # the warnings reach stderr too, one line each
-    assert "misnamed: step2: graded Step2_Scale.py as step2_scale.py" in res.stderr
+    # the warnings reach stderr too, one line each (the first 20; then how many more)
+    assert "zip_of_folder.zip: graded the folder attention-practice/ inside zip_of_folder.zip" in res.stderr
+    assert "more warnings: see the report's warnings" in res.stderr
 
 
 def test_a_cell_that_does_not_parse_is_graded_so_its_syntax_error_shows_not_missing(graded):

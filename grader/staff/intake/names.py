@@ -18,11 +18,30 @@ _COPY_SUFFIX = re.compile(r"(\s*\(\d+\)|\s*\[\d+\]|[\s_-]+copy(?:[\s_-]*\(?\d+\)
 _BARE_STEP = re.compile(r"^step_?0*(\d+)(?:_.*)?$")
 
 
+#: Python source as some systems save it (an editor on Windows adding `.txt`).
+PY_SUFFIXES = (".py", ".py.txt")
+NOTEBOOK_SUFFIXES = (".ipynb", ".ipynb.json", ".ipynb.txt")
+
+
+def python_stem(filename: str) -> str | None:
+    """The name without its Python suffix (`.py`, `.PY`, `.py.txt`), or None."""
+    low = filename.lower()
+    for suffix in PY_SUFFIXES[::-1]:
+        if low.endswith(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+def is_notebook(filename: str) -> bool:
+    return filename.lower().endswith(NOTEBOOK_SUFFIXES)
+
+
 def normalise(filename: str) -> str | None:
     """`Step3_Softmax (1).py` -> `step3_softmax`; None for a name that is not a `.py` file."""
-    if not filename.lower().endswith(".py") or filename.startswith("."):
+    stem = python_stem(filename)
+    if stem is None or filename.startswith("."):
         return None
-    stem = filename[:-3].strip()
+    stem = stem.strip()
     while True:
         shorter = _COPY_SUFFIX.sub("", stem)
         if shorter == stem or not shorter or shorter.strip(" _-").lower() == "step":
@@ -51,4 +70,9 @@ def step_for_name(filename: str, catalog: tuple[Exercise, ...]) -> Exercise | No
     return None
 
 
-__all__ = ["normalise", "step_for_name"]
+def function_key(name: str) -> str:
+    """`Softmax`, `soft_max`, `SoftMax` -> `softmax`: how a near-miss function name is matched."""
+    return name.lower().replace("_", "")
+
+
+__all__ = ["function_key", "is_notebook", "normalise", "python_stem", "step_for_name"]

@@ -71,9 +71,9 @@ class Intake:
         if arg.is_dir():
             return self._folder(label, arg, real=True)
         suffix = arg.suffix.lower()
-        if suffix not in SUBMISSION_SUFFIXES:
+        if suffix not in SUBMISSION_SUFFIXES and not _looks_like_zip(arg):
             return None
-        if suffix == ".zip":
+        if suffix != ".ipynb" and suffix != ".py" and _looks_like_zip(arg):
             return self._archive(label, arg, depth=1)
         holder = self.slot()  # a notebook or module on its own: a folder of one file
         holder.mkdir(mode=0o700)
@@ -150,6 +150,24 @@ class Intake:
                 if data is not None:
                     (work / ex.file).write_bytes(data)
         return work
+
+
+def _looks_like_zip(path: Path) -> bool:
+    """A zip whatever its name (an LMS download called `submission`): its first bytes, read safely."""
+    if path.suffix.lower() == ".zip":
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        import stat
+
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 4) == b"PK\x03\x04"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def prepare_all(intake: Intake, args: list[Path]) -> tuple[list[Prepared], list[str]]:
