@@ -144,6 +144,13 @@ def test_every_shape_gets_the_report_it_must_in_json(graded):
     assert "more warnings: see the report's warnings" in res.stderr
 
 
+def test_steps_name_the_learners_own_file(graded):
+    reports = {Path(r["submission"]).name: r for r in json.loads(graded["json"].stdout)}
+    files = {s["id"]: (s["file"], s["line"]) for s in reports["misnamed"]["steps"]}
+    assert files["step2"] == ("Step2_Scale.py", 4)  # a renamed copy: its lines hold
+    assert files["step5"] == ("scaled_dot_product.py", 0)  # taken apart: no line to point at
+
+
 def test_a_cell_that_does_not_parse_is_graded_so_its_syntax_error_shows_not_missing(graded):
     reports = {Path(r["submission"]).name: r for r in json.loads(graded["json"].stdout)}
     steps = {s["id"]: s for s in reports["syntax_cell"]["steps"]}

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 
-from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.results import GradeReport, Status, StepResult
 from attn_practice.grader.sandbox.submission import copy_submission, read_regular_file
 from attn_practice.grader.staff.intake.archive import ArchiveRefused, unpack
-from attn_practice.grader.staff.intake.recognise import Recognised
+from attn_practice.grader.staff.intake.recognise import Recognised, SourceKind
 
 MAX_NESTED_ARCHIVES = 2  # a zip in a zip (in a folder) is opened; deeper is not
 SUBMISSION_SUFFIXES = (".zip", ".ipynb", ".py")
@@ -40,12 +40,22 @@ class Prepared:
     missing: str = ""  # the message for a step with nothing recognised
     nothing: bool = False  # nothing recognised at all
     refused: str = ""  # set when the argument was an archive that could not be unpacked: why
+    #: step id -> (the learner's file it was graded from, whether its line numbers still hold)
+    sources: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     def finish(self, report: GradeReport) -> GradeReport:
         """The graded report with this submission's warnings and 'what was found' messages."""
-        steps = tuple(replace(s, error=self.missing) if s.status is Status.MISSING and self.missing else s
-                      for s in report.steps)
+        steps = tuple(self._step(s) for s in report.steps)
         return replace(report, steps=steps, warnings=[*report.warnings, *self.warnings])
+
+
+    def _step(self, s: StepResult) -> StepResult:
+        if s.status is Status.MISSING and self.missing:
+            return replace(s, error=self.missing)
+        if s.id in self.sources:  # point annotations at the learner's own file
+            rel, lines_hold = self.sources[s.id]
+            return replace(s, file=rel, line=s.line if lines_hold else 0)
+        return s
 
 
 class Intake:
@@ -131,9 +141,11 @@ class Intake:
         missing = ("no step file, and no module or notebook defining this step's function; "
                    f"found: {rec.found_text()}")
         warnings += rec.warnings
+        sources = {sid: (src.entry.rel, src.text is None) for sid, src in rec.chosen.items()
+                   if src.kind is not SourceKind.EXACT}
         if rec.in_place:
             return Prepared(label, where.folder, graded_path, warnings, missing)
-        return Prepared(label, self._build(rec), graded_path, warnings, missing)
+        return Prepared(label, self._build(rec), graded_path, warnings, missing, sources=sources)
 
     def _build(self, rec: Recognised) -> Path:
         """A copy of the learner's importable files plus the generated step files."""
