@@ -139,6 +139,11 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
         out.chosen[ex.id] = best
         _explain(out, ex, best, tier[1:])
     _explain_taken(out, catalog)
+    used = {src.entry.rel for src in out.chosen.values()}
+    for code in codes:  # the learner's own code that Python cannot read: say where, whatever was graded
+        for chunk, err in (code.parsed.unparsable if code.parsed is not None else ()):
+            graded = " (graded as it is, so the error shows)" if code.entry.rel in used else ""
+            out.warnings.append(f"{chunk.where} is not valid Python ({err}){graded}")
     return out
 
 
@@ -156,12 +161,20 @@ def _code(entry: Entry, kind: SourceKind) -> Code:
     data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
     if data is None:
         return Code(entry, kind, None, "unreadable or over 1 MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return Code(entry, kind, None, "not UTF-8 text")
+    text = _decode(data)
     parsed = parse([Chunk(entry.name, text)])
     return Code(entry, kind, parsed, "does not parse" if parsed.unparsable else "")
+
+
+def _decode(data: bytes) -> str:
+    """Source as Python would read it (a BOM, a coding line); else Latin-1, which never fails."""
+    import io
+    import tokenize
+
+    try:
+        return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return data.decode("latin-1")
 
 
 def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
