@@ -206,3 +206,14 @@ def test_a_zip_is_known_by_its_bytes_whatever_its_name(tmp_path):
         prepared = intake.prepare(tmp_path / "submission")
         assert prepared is not None and (prepared.path / "step5_attention.py").is_file()
         assert intake.prepare(tmp_path / "notes") is None  # a plain file: skipped
+
+
+def test_a_zip_further_down_is_opened_and_named(tmp_path):
+    (tmp_path / "handin").mkdir()
+    H.zip_of(tmp_path / "handin" / "attention.zip", H.solved_members("work/"))
+    (tmp_path / "README.md").write_text("my repo\n")
+    with Intake() as intake:
+        prepared = intake.prepare(tmp_path)
+        assert prepared is not None and (prepared.path / "step3_softmax.py").is_file()
+    assert "graded the work inside handin/attention.zip" in prepared.warnings
+    assert "graded the folder work/ inside handin/attention.zip" in prepared.warnings

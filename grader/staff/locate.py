@@ -38,8 +38,9 @@ class Where:
     warnings: list[str] = field(default_factory=list)
 
 
-def candidates(root: Path) -> list[tuple[Path, Recognised]]:
-    """The shallowest subfolders of `root` (depth 1..MAX_DEPTH) that hold recognised work."""
+def candidates(root: Path, *, zips: bool = False) -> list[tuple[Path, Recognised]]:
+    """The shallowest subfolders of `root` (depth 1..MAX_DEPTH) that hold recognised work
+    (with `zips`: that hold a `.zip`, looked for when no folder holds work)."""
     catalog = load_catalog()
     found: list[tuple[Path, Recognised]] = []
     found_depth = None
@@ -52,7 +53,7 @@ def candidates(root: Path) -> list[tuple[Path, Recognised]]:
         seen += 1
         if depth:
             rec = recognise(folder, catalog)
-            if rec.anything:
+            if rec.zips if zips else rec.anything:
                 found.append((folder, rec))
                 found_depth = depth
                 continue
@@ -71,11 +72,14 @@ def candidates(root: Path) -> list[tuple[Path, Recognised]]:
 def find_work(root: Path) -> Where:
     """The folder to grade inside `root` (itself when its top level holds work or a zip)."""
     top = recognise(root)
-    if top.anything or top.zips:
+    if top.anything:
         return Where(root, top)
     found = candidates(root)
-    if not found:
+    if not found and top.zips:
         return Where(root, top)
+    if not found:  # a zip further down (`repo/handin/attention.zip`)
+        zipped = candidates(root, zips=True)
+        return Where(zipped[0][0], zipped[0][1]) if zipped else Where(root, top)
     found.sort(key=lambda fr: (-fr[1].newest(), len(str(fr[0])), str(fr[0])))
     folder, rec = found[0]
     if len(found) == 1:

@@ -121,13 +121,14 @@ class Intake:
             warnings.insert(0, f"graded the folder {rel}/ inside {inside}")
         if not rec.anything and rec.zips and depth < MAX_NESTED_ARCHIVES:
             for z in rec.zips:
-                inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=f"{inside}/" if inside else "")
+                shown = os.path.join(inside or rel, z.rel) if (inside or rel) else z.rel
+                inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=shown[: -len(z.name)])
                 if inner.refused:
                     rec.found = [f"{f} ({inner.refused})" if f == z.name else f for f in rec.found]
                     warnings += inner.warnings
                     continue
                 if not inner.nothing:
-                    inner.warnings.insert(0, f"graded the work inside {z.rel}")
+                    inner.warnings.insert(0, f"graded the work inside {shown}")
                     return inner
         if not rec.anything:
             what = rec.found_text()
