@@ -217,3 +217,23 @@ def test_a_zip_further_down_is_opened_and_named(tmp_path):
         assert prepared is not None and (prepared.path / "step3_softmax.py").is_file()
     assert "graded the work inside handin/attention.zip" in prepared.warnings
     assert "graded the folder work/ inside handin/attention.zip" in prepared.warnings
+
+
+def test_an_unreadable_submission_is_reported_and_the_others_prepared(tmp_path):
+    from attn_practice.grader.staff.intake import prepare_all
+
+    locked = H.solved(tmp_path / "locked")
+    good = H.solved(tmp_path / "good")
+    with Intake() as intake:
+        original = intake.prepare
+
+        def flaky(arg: Path):
+            if arg == locked:
+                raise PermissionError(13, "Permission denied")
+            return original(arg)
+
+        intake.prepare = flaky  # type: ignore[method-assign]
+        prepared, skipped = prepare_all(intake, [locked, good])
+    assert skipped == [] and [p.label for p in prepared] == [str(locked), str(good)]
+    assert prepared[0].nothing and "could not be read (PermissionError" in prepared[0].warnings[0]
+    assert not prepared[1].nothing and prepared[1].warnings == []

@@ -188,7 +188,14 @@ def prepare_all(intake: Intake, args: list[Path]) -> tuple[list[Prepared], list[
     prepared: list[Prepared] = []
     skipped: list[str] = []
     for arg in args:
-        one = intake.prepare(arg)
+        try:
+            one = intake.prepare(arg)
+        except Exception as exc:  # noqa: BLE001 - one submission's shape never stops the others
+            empty = intake.slot()
+            empty.mkdir(mode=0o700)
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            one = Prepared(str(arg), empty, warnings=[f"could not be read ({why}); nothing in it was graded"],
+                           missing=f"no step file; the submission could not be read ({why})", nothing=True)
         if one is None:
             skipped.append(str(arg))
         else:
