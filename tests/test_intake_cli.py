@@ -209,3 +209,20 @@ def test_junit_and_gradescope_and_github_carry_the_warnings(graded):
                               str(graded["base"] / "cache")], cwd=root, capture_output=True, text=True,
                              env={**os.environ, "GITHUB_OUTPUT": str(out)}, timeout=600)
     assert any(line.startswith("::warning ") and "Step2_Scale.py" in line for line in env_out.stdout.splitlines())
+
+
+def test_a_step_the_course_counts_is_never_labelled_bonus(tmp_path):
+    sub = H.solved(tmp_path / "s")
+    (sub / "step6_masked.py").write_text("def masked_attention(Q, K, V, mask):\n    return Q\n")
+    course = tmp_path / "course.yaml"
+    course.write_text("points:\n  step6: 3\n")
+    common = ["--course", str(course), "--cache-dir", str(tmp_path / "cache")]
+    env = {**os.environ, "COLUMNS": "300"}
+    rich = subprocess.run([str(EXE), "grade", str(sub), "--format", "rich", *common],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert "step6" in rich.stdout and "Score: 5 / 8" in rich.stdout, rich.stdout[-2000:]
+    assert "bonus" not in rich.stdout
+    page = tmp_path / "me.html"
+    subprocess.run([str(EXE), "grade", str(sub), "--format", "html", "--out", str(page), *common],
+                   capture_output=True, text=True, env=env, timeout=600)
+    assert "Step 6" in page.read_text() and "(bonus" not in page.read_text()

@@ -98,7 +98,8 @@ def indented(text: str | Text, indent: int = 4, style: str = "") -> Hanging:
 
 
 def step_label(step: StepResult) -> str:
-    return f"Step {step_number(step.id) or step.id}" + (" (bonus)" if step.bonus else "")
+    """`Step 6 (bonus)` only for a bonus step that does not count: a step a course counts is never 'bonus'."""
+    return f"Step {step_number(step.id) or step.id}" + (" (bonus)" if step.bonus and not step.counted else "")
 
 
 def render_step(console: Console, step: StepResult, *, verbose: bool = False) -> None:
