@@ -23,13 +23,11 @@ def notice(messages: list[str]) -> None:
 
     from attn_practice.grader.commands.common import error_console
 
-    err = error_console()
     for m in messages:
-        err.print(Text.assemble(("warning: ", "bold yellow"), m), soft_wrap=True)
+        error_console().print(Text.assemble(("warning: ", "bold yellow"), m), soft_wrap=True)
 
 
 # ------------------------------------------------------------------ grade
-MAX_WARNING_LINES = 20  # on stderr; every warning is in the report itself
 FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
 #: Formats whose consumer reads one submission's result (one results.json, one runner).
 SINGLE_SUBMISSION = {
@@ -69,50 +67,51 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     """
     from attn_practice.grader.course import CourseError, load_course
     from attn_practice.grader.staff.batch import GradeRequest, run_grading
-    from attn_practice.grader.staff.intake import Intake, prepare_all
+    from attn_practice.grader.staff.intake import (
+        Intake,
+        no_submission,
+        prepare_all,
+        skipped_warning,
+    )
 
-    with Intake() as intake:  # zips unpacked, notebooks turned into step files: removed at the end
-        located, skipped = prepare_all(intake, [Path(s) for s in submissions])
-        if skipped:
-            warn([f"skipped {len(skipped)} argument{'s' if len(skipped) > 1 else ''} that "
-                  f"{'is not a submission' if len(skipped) == 1 else 'are not submissions'} "
-                  "(a folder, .zip, .ipynb or .py): " + ", ".join(skipped)])
-        if not located:
-            raise Problem(f"no submission folder among the arguments ({', '.join(skipped)} "
-                          f"{'is a file' if len(skipped) == 1 else 'are files'}); give the folders, "
-                          ".zip or .ipynb files that hold the work")
-        fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
-        if fmt in SINGLE_SUBMISSION and len(located) > 1:
-            raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
-                          f"but {len(located)} were given; grade them one at a time, or use "
-                          "--format json, csv or junit for a class")
-        if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
-            raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
-        try:
-            course_obj = load_course(course) if course else None
-        except CourseError as exc:
-            raise Problem(str(exc)) from None
-        request = GradeRequest(
-            submissions=[s.path for s in located],
-            labels=[s.label for s in located],
-            course=course_obj,
-            jobs=jobs,
-            use_cache=not no_cache,
-            cache_dir=cache_dir,
-            dask_address=dask_address,
-            progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
-            (fmt == "rich" and len(located) > 1),
-            graded_paths=[s.graded_path for s in located],
-        )
-        try:
-            reports = [p.finish(r) for p, r in zip(located, run_grading(request), strict=True)]
-        except RuntimeError as exc:
-            raise Problem(str(exc)) from None
+    # Zips unpacked, notebooks made into step files, in a temp folder removed when the command ends.
+    intake = click.get_current_context().with_resource(Intake())
+    located, skipped = prepare_all(intake, [Path(s) for s in submissions])
+    if skipped:
+        warn([skipped_warning(skipped)])
+    if not located:
+        raise Problem(no_submission(skipped))
+    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
+    if fmt in SINGLE_SUBMISSION and len(located) > 1:
+        raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
+                      f"but {len(located)} were given; grade them one at a time, or use "
+                      "--format json, csv or junit for a class")
+    if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
+        raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
+    try:
+        course_obj = load_course(course) if course else None
+    except CourseError as exc:
+        raise Problem(str(exc)) from None
+    request = GradeRequest(
+        submissions=[s.path for s in located],
+        labels=[s.label for s in located],
+        course=course_obj,
+        jobs=jobs,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        dask_address=dask_address,
+        progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
+        (fmt == "rich" and len(located) > 1),
+        graded_paths=[s.graded_path for s in located],
+    )
+    try:
+        reports = [p.finish(r) for p, r in zip(located, run_grading(request), strict=True)]
+    except RuntimeError as exc:
+        raise Problem(str(exc)) from None
     if fmt != "rich":  # the rich report shows them itself
-        lines = [f"{r.submission}: {w}" for r in reports for w in r.warnings]
-        shown = lines[:MAX_WARNING_LINES]
-        more = len(lines) - len(shown)
-        notice(shown + ([f"... and {more} more warnings: see the report's warnings"] if more > 0 else []))
+        from attn_practice.grader.staff.intake import warning_lines
+
+        notice(warning_lines(reports))
     if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
         from attn_practice.grader.commands.report import grade_html
 

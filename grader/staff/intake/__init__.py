@@ -7,6 +7,13 @@ Nothing here runs learner code: archives and notebooks are read as bytes
 and parsed.
 """
 
-from attn_practice.grader.staff.intake.prepare import Intake, Prepared, prepare_all
+from attn_practice.grader.staff.intake.prepare import (
+    Intake,
+    Prepared,
+    no_submission,
+    prepare_all,
+    skipped_warning,
+    warning_lines,
+)
 
-__all__ = ["Intake", "Prepared", "prepare_all"]
+__all__ = ["Intake", "Prepared", "no_submission", "prepare_all", "skipped_warning", "warning_lines"]

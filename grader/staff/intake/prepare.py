@@ -203,4 +203,30 @@ def prepare_all(intake: Intake, args: list[Path]) -> tuple[list[Prepared], list[
     return prepared, skipped
 
 
-__all__ = ["Intake", "Prepared", "prepare_all"]
+
+
+# ------------------------------------------------------------ what `grade` says on stderr
+MAX_WARNING_LINES = 20  # on stderr; every warning is in the report itself
+
+
+def skipped_warning(skipped: list[str]) -> str:
+    return (f"skipped {len(skipped)} argument{'s' if len(skipped) > 1 else ''} that "
+            f"{'is not a submission' if len(skipped) == 1 else 'are not submissions'} "
+            "(a folder, .zip, .ipynb or .py): " + ", ".join(skipped))
+
+
+def no_submission(skipped: list[str]) -> str:
+    return (f"no submission folder among the arguments ({', '.join(skipped)} "
+            f"{'is a file' if len(skipped) == 1 else 'are files'}); give the folders, "
+            ".zip or .ipynb files that hold the work")
+
+
+def warning_lines(reports: list[GradeReport]) -> list[str]:
+    """The reports' warnings for stderr, one line each, at most MAX_WARNING_LINES and a count."""
+    lines = [f"{r.submission}: {w}" for r in reports for w in r.warnings]
+    more = len(lines) - MAX_WARNING_LINES
+    return lines[:MAX_WARNING_LINES] + ([f"... and {more} more warnings: see the report's warnings"]
+                                        if more > 0 else [])
+
+
+__all__ = ["Intake", "Prepared", "no_submission", "prepare_all", "skipped_warning", "warning_lines"]
