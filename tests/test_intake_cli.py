@@ -56,6 +56,8 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
     "download": (5, "passed", []),  # a zip whatever its name
     "near_functions": (5, "passed", ["no function named softmax; graded Softmax from hw.py.txt",
                                      "taken by name from hw.py.txt"]),
+    "workspace_notebook": (5, "passed", ["step3: step3_softmax.py is still the stub; graded softmax from "
+                                         "attention.ipynb instead"]),
     "mixed": (5, "passed", ["no step file for step4, step5", "taken by name from rest.ipynb"]),
     "syntax_cell": (1, "", ["taken by name from work.ipynb"]),  # statuses: see its own test
 }
@@ -88,6 +90,10 @@ def _build(root: Path) -> list[Path]:
     (root / "near_functions").mkdir()
     (root / "near_functions" / "hw.py.txt").write_text(
         H.REFERENCE.replace("def softmax(", "def Softmax(").replace(" softmax(", " Softmax("))
+    made = subprocess.run([str(EXE), "start", str(root / "workspace_notebook")], capture_output=True, text=True,
+                          timeout=120)
+    assert made.returncode == 0, made.stderr
+    shutil.copy(H.SHAPES / "shapes_notebook" / "attention.ipynb", root / "workspace_notebook")
     mixed = root / "mixed"
     mixed.mkdir()
     for stem in H.CORE[:3]:

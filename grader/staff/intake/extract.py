@@ -100,6 +100,22 @@ def extract(parsed: Parsed, name: str) -> str | None:
     return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
 
 
+def is_stub(parsed: Parsed, name: str) -> bool:
+    """Whether `name` is still a stub: its body only a docstring, `pass`, `...` or `raise NotImplementedError`."""
+    last = _last_binder(parsed.statements, name, len(parsed.statements))
+    if last is None or not isinstance(last.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for stmt in last.node.body:
+        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            continue
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                continue
+        return False
+    return True
+
+
 def mentions_def(source: str, name: str) -> bool:
     """A `def name(` line in text that does not parse (then the grader shows the syntax error)."""
     return re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", source, re.MULTILINE) is not None
@@ -206,4 +222,4 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[
     return loads - (local - declared_global)
 
 
-__all__ = ["Chunk", "Parsed", "defines", "extract", "mentions_def", "parse"]
+__all__ = ["Chunk", "Parsed", "defines", "extract", "is_stub", "mentions_def", "parse"]

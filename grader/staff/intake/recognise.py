@@ -10,10 +10,13 @@ For each step, candidates come in tiers; the first tier with any wins:
    never stands in for step 3.
 
 Within a tier, several candidates (two versions of a step) are ordered by
-the rule users are told: a file that defines the function first, then the
-NEWEST MODIFICATION TIME, then the SHORTEST PATH (then the name), and one is
-graded with a warning naming both. Only the exact name with no rival is
-silent. Everything is read as bytes and parsed; nothing here runs.
+the rule users are told: a file that defines the function, and not as the
+untouched stub, first; then the NEWEST MODIFICATION TIME, then the SHORTEST
+PATH (then the name), and one is graded with a warning naming both. When the
+only files named for a step hold the untouched stub (a `start` workspace)
+and a module or notebook defines the function, that is graded instead, with
+a warning. Only the exact name with no rival is silent. Everything is read
+as bytes and parsed; nothing here runs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from attn_practice.grader.staff.intake.extract import (
     Parsed,
     defines,
     extract,
+    is_stub,
     mentions_def,
     parse,
 )
@@ -43,7 +47,7 @@ from attn_practice.grader.staff.intake.notebook import NotebookError, read_cells
 MAX_SOURCE_BYTES = 1 << 20  # the engine's own cap on a step file
 MAX_CODE_FILES = 100  # modules and notebooks parsed per folder
 MAX_FOUND_LISTED = 12
-RULE = "newest modification time, then shortest path"
+RULE = "newest modification time, then shortest path"  # after "defines it, not as the stub"
 
 
 class SourceKind(str, enum.Enum):
@@ -61,9 +65,10 @@ class Source:
     text: bytes | None = None  # what to write as the step file (None: the file's bytes)
     mtime: float = 0.0
     taken: str = ""  # the function's name in the learner's code, when not the contract's
+    stub: bool = False  # the function is still the stub (`raise NotImplementedError`)
 
-    def rank(self) -> tuple[bool, float, int, str]:
-        return (not self.defines, -self.mtime, len(self.entry.rel), self.entry.rel)
+    def rank(self) -> tuple[bool, bool, float, int, str]:
+        return (not self.defines, self.stub, -self.mtime, len(self.entry.rel), self.entry.rel)
 
 
 @dataclass
@@ -117,9 +122,10 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
             # A step's file is graded as that step only (never mined for another step's function).
             code = _code(entry, SourceKind.MODULE) if entry.kind is EntryKind.FILE else None
             kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
+            parsed = code.parsed if code is not None else None
             named.setdefault(ex.id, []).append(Source(
-                kind, entry, defines=code is None or (code.parsed is not None and defines(code.parsed, ex.function)),
-                mtime=_mtime(entry)))
+                kind, entry, defines=code is None or (parsed is not None and defines(parsed, ex.function)),
+                mtime=_mtime(entry), stub=parsed is not None and is_stub(parsed, ex.function)))
         elif entry.kind is EntryKind.FILE and (python_stem(entry.name) is not None or is_notebook(entry.name)):
             if len(codes) < MAX_CODE_FILES:
                 kind = SourceKind.NOTEBOOK if is_notebook(entry.name) else SourceKind.MODULE
@@ -132,6 +138,13 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
         out.found.append(f"{shown} ({note})" if note else shown)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
+        if tier and all(s.stub for s in tier):
+            # Only the untouched stub under the step's name: the work is likely elsewhere (a notebook).
+            real = [s for s in _by_code(codes, ex) if not s.stub]
+            if real:
+                out.warnings.append(f"{ex.id}: {tier[0].entry.rel} is still the stub; graded {ex.function} "
+                                    f"from {real[0].entry.rel} instead")
+                tier = real
         if not tier:
             continue
         tier.sort(key=Source.rank)
@@ -191,7 +204,8 @@ def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
                           f"taken from {code.entry.name}. Nothing else of that file runs.\n")
                 alias = f"\n{ex.function} = {name}  # the contract's name\n" if name != ex.function else ""
                 found.append(Source(code.kind, code.entry, True, (header + text + alias).encode(),
-                                    _mtime(code.entry), taken=name if name != ex.function else ""))
+                                    _mtime(code.entry), taken=name if name != ex.function else "",
+                                    stub=is_stub(code.parsed, name)))
             continue
         # Code that does not parse but has the `def`: graded, so the learner sees the syntax error.
         for chunk, _err in code.parsed.unparsable:
