@@ -237,3 +237,20 @@ def test_an_unreadable_submission_is_reported_and_the_others_prepared(tmp_path):
     assert skipped == [] and [p.label for p in prepared] == [str(locked), str(good)]
     assert prepared[0].nothing and "could not be read (PermissionError" in prepared[0].warnings[0]
     assert not prepared[1].nothing and prepared[1].warnings == []
+
+
+def test_writefile_cells_are_read_as_the_files_they_write_never_run(tmp_path):
+    H.notebook(["%%writefile utils.py\nimport numpy as np\n\n\ndef root(d):\n    return np.sqrt(d)\n",
+                "%%writefile step2_scale.py\nfrom utils import root\n\n\ndef scale_scores(scores, d_k):\n"
+                "    return scores / root(d_k)\n",
+                "%%writefile ../escape.py\nprint('never')\n",
+                "%%bash\necho never\n"], tmp_path / "hw.ipynb")
+    rec = recognise(tmp_path)
+    src = rec.chosen["step2"]
+    assert src.kind is SourceKind.NAMED and src.text is not None and b"root(d_k)" in src.text
+    assert set(rec.extra_files) == {"utils.py"}
+    assert any("step2_scale.py as written by %%writefile in hw.ipynb" in w for w in rec.warnings)
+    with Intake() as intake:
+        prepared = intake.prepare(tmp_path)
+        assert prepared is not None
+        assert sorted(p.name for p in prepared.path.iterdir()) == ["step2_scale.py", "utils.py"]

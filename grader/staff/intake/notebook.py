@@ -30,7 +30,9 @@ class NotebookError(ValueError):
 @dataclass(frozen=True)
 class Cell:
     index: int  # 1-based among all cells, as Jupyter shows them
-    source: str  # Python text, IPython lines neutralised
+    source: str  # Python text, IPython lines neutralised (for `writes`: the file's text as written)
+    writes: str = ""  # a `%%writefile NAME` cell: the file it writes (never run, read as that file)
+    append: bool = False  # `%%writefile -a NAME`
 
 
 def read_cells(path: Path) -> list[Cell]:
@@ -67,10 +69,33 @@ def parse_cells(data: bytes) -> list[Cell]:
             src = "".join(s for s in src if isinstance(s, str))
         if not isinstance(src, str):
             continue
+        written = _written_file(src)
+        if written is not None:
+            cells.append(Cell(i, written[2], writes=written[0], append=written[1]))
+            continue
         text = python_text(src)
         if text is not None:
             cells.append(Cell(i, text))
     return cells
+
+
+def _written_file(source: str) -> tuple[str, bool, str] | None:
+    """(name, append, body) for a `%%writefile [-a] NAME` cell with a plain top-level name; else None."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    first = next((k for k, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None
+    words = lines[first].split()
+    if not words or words[0] != "%%writefile":
+        return None
+    append = "-a" in words[1:] or "--append" in words[1:]
+    names = [w for w in words[1:] if not w.startswith("-")]
+    if len(names) != 1:
+        return None
+    name = names[0].strip("'\"")
+    if "/" in name or "\\" in name or name.startswith(".") or not name:
+        return None
+    return name, append, "\n".join(lines[first + 1:])
 
 
 def python_text(source: str) -> str | None:

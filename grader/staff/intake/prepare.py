@@ -154,6 +154,9 @@ class Intake:
 
         work = self.slot()
         copy_submission(rec.folder, work)
+        for name, data in rec.extra_files.items():  # helpers a notebook writes (`%%writefile utils.py`)
+            if not (work / name).exists():
+                (work / name).write_bytes(data)
         for step_id, source in rec.chosen.items():
             ex = resolve_step(step_id)
             if source.text is not None:

@@ -66,6 +66,7 @@ class Source:
     mtime: float = 0.0
     taken: str = ""  # the function's name in the learner's code, when not the contract's
     stub: bool = False  # the function is still the stub (`raise NotImplementedError`)
+    origin: str = ""  # how to name it in a warning, when not its file name
 
     def rank(self) -> tuple[bool, bool, float, int, str]:
         return (not self.defines, self.stub, -self.mtime, len(self.entry.rel), self.entry.rel)
@@ -79,6 +80,7 @@ class Code:
     kind: SourceKind
     parsed: Parsed | None
     problem: str = ""  # why it cannot be read ("broken notebook JSON ...")
+    written: dict[str, str] = field(default_factory=dict)  # a notebook's `%%writefile` files
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Recognised:
     warnings: list[str] = field(default_factory=list)
     found: list[str] = field(default_factory=list)  # top-level entries, annotated
     zips: list[Entry] = field(default_factory=list)
+    #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
+    extra_files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def anything(self) -> bool:
@@ -136,6 +140,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
             out.zips.append(entry)
         shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
         out.found.append(f"{shown} ({note})" if note else shown)
+    _written(codes, named, out, catalog)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
         if tier and all(s.stub for s in tier):
@@ -166,11 +171,15 @@ def _code(entry: Entry, kind: SourceKind) -> Code:
             cells = read_cells(Path(entry.path))
         except NotebookError as exc:
             return Code(entry, kind, None, f"unreadable: {exc}")
-        chunks = [Chunk(f"{entry.name}, cell {c.index}", c.source) for c in cells]
+        chunks = [Chunk(f"{entry.name}, cell {c.index}", c.source) for c in cells if not c.writes]
+        written: dict[str, str] = {}
+        for c in cells:
+            if c.writes:
+                written[c.writes] = (written.get(c.writes, "") if c.append else "") + c.source
         parsed = parse(chunks)
         bad = [c.where.rsplit("cell ", 1)[-1] for c, _ in parsed.unparsable]
         note = f"cell{'s' if len(bad) > 1 else ''} {', '.join(bad)} not Python" if bad else ""
-        return Code(entry, kind, parsed, note)
+        return Code(entry, kind, parsed, note, written)
     data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
     if data is None:
         return Code(entry, kind, None, "unreadable or over 1 MiB")
@@ -223,15 +232,34 @@ def _near_function(parsed: Parsed, function: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def _written(codes: list[Code], named: dict[str, list[Source]], out: Recognised,
+             catalog: tuple[Exercise, ...]) -> None:
+    """Files a notebook writes with `%%writefile`: step files are named candidates, the rest helpers."""
+    for code in codes:
+        for name, text in code.written.items():
+            ex = step_for_name(name, catalog)
+            if ex is None:
+                if python_stem(name) is not None and name not in out.extra_files:
+                    out.extra_files[name] = text.encode()
+                continue
+            try:
+                parsed = parse([Chunk(name, text)])
+            except RecursionError:
+                continue
+            named.setdefault(ex.id, []).append(Source(
+                SourceKind.NAMED, code.entry, defines(parsed, ex.function), text.encode(), _mtime(code.entry),
+                stub=is_stub(parsed, ex.function), origin=f"{name} as written by %%writefile in {code.entry.rel}"))
+
+
 def _explain(out: Recognised, ex: Exercise, best: Source, rivals: list[Source]) -> None:
-    name = best.entry.rel
+    name = best.origin or best.entry.rel
     if best.kind is SourceKind.NAMED:
         out.warnings.append(f"{ex.id}: graded {name} as {ex.file} (the file is not named {ex.file})")
     if best.taken:
         out.warnings.append(f"{ex.id}: no function named {ex.function}; graded {best.taken} from {name} "
                             f"in its place (rename it {ex.function})")
     if rivals:
-        others = ", ".join(r.entry.rel for r in rivals)
+        others = ", ".join(r.origin or r.entry.rel for r in rivals)
         out.warnings.append(f"{ex.id}: {len(rivals) + 1} candidate versions ({name}, {others}); graded "
                             f"{name} (rule: a file defining {ex.function} first, then {RULE})")
 
