@@ -167,21 +167,21 @@ def _binds(node: ast.AST) -> set[str]:
 
 
 def _uses(node: ast.AST) -> tuple[set[str], set[str]]:
+    """(names read when the statement runs, names its function bodies read when called).
+
+    Iterative: a learner's 100,000-term expression is a very deep tree."""
     now: set[str] = set()
     later: set[str] = set()
-
-    def visit(n: ast.AST) -> None:
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for part in _signature_parts(n):
-                visit(part)
+            stack.extend(_signature_parts(n))
             later.update(_free_names(n))
-            return
+            continue
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             now.add(n.id)
-        for child in ast.iter_child_nodes(n):
-            visit(child)
-
-    visit(node)
+        stack.extend(ast.iter_child_nodes(n))
     return now, later
 
 
