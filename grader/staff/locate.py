@@ -28,6 +28,7 @@ from attn_practice.grader.staff.intake.recognise import RULE, Recognised, recogn
 MAX_DEPTH = 3
 MAX_FOLDERS = 2000
 MAX_LISTED = 10
+MAX_PARSED = 1000  # modules and notebooks parsed in all while looking below the top
 _SKIP = {"__pycache__", "node_modules", "site-packages", "venv", "env", "__MACOSX"}
 
 
@@ -46,13 +47,15 @@ def candidates(root: Path, *, zips: bool = False) -> list[tuple[Path, Recognised
     found_depth = None
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
     seen = 0
+    parse_left = MAX_PARSED
     while queue and seen < MAX_FOLDERS:
         folder, depth = queue.popleft()
         if found_depth is not None and depth > found_depth:
             break
         seen += 1
         if depth:
-            rec = recognise(folder, catalog)
+            rec = recognise(folder, catalog, max_code=min(parse_left, 100))
+            parse_left -= rec.parsed
             if rec.zips if zips else rec.anything:
                 found.append((folder, rec))
                 found_depth = depth

@@ -90,6 +90,7 @@ class Recognised:
     warnings: list[str] = field(default_factory=list)
     found: list[str] = field(default_factory=list)  # top-level entries, annotated
     zips: list[Entry] = field(default_factory=list)
+    parsed: int = 0  # modules and notebooks parsed (a budget across many folders)
     #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
     extra_files: dict[str, bytes] = field(default_factory=dict)
 
@@ -111,7 +112,9 @@ class Recognised:
         return (", ".join(shown) + (f" and {more} more" if more > 0 else "")) if shown else "nothing (empty folder)"
 
 
-def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Recognised:
+def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
+              max_code: int = MAX_CODE_FILES) -> Recognised:
+    """What `folder`'s top level holds for each step; at most `max_code` modules/notebooks parsed."""
     catalog = catalog or load_catalog()
     out = Recognised(folder)
     entries = walk(folder, descend=lambda e: False, max_depth=0).entries
@@ -131,7 +134,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
                 kind, entry, defines=code is None or (parsed is not None and defines(parsed, ex.function)),
                 mtime=_mtime(entry), stub=parsed is not None and is_stub(parsed, ex.function)))
         elif entry.kind is EntryKind.FILE and (python_stem(entry.name) is not None or is_notebook(entry.name)):
-            if len(codes) < MAX_CODE_FILES:
+            if len(codes) < max_code:
                 kind = SourceKind.NOTEBOOK if is_notebook(entry.name) else SourceKind.MODULE
                 code = _code(entry, kind)
                 codes.append(code)
@@ -140,6 +143,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None) -> Reco
             out.zips.append(entry)
         shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
         out.found.append(f"{shown} ({note})" if note else shown)
+    out.parsed = len(codes)
     _written(codes, named, out, catalog)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
