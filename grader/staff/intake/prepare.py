@@ -37,7 +37,7 @@ class Prepared:
     path: Path  # the folder graded
     graded_path: str = ""  # a real subfolder of the argument, when the work sat one level down
     warnings: list[str] = field(default_factory=list)
-    missing: str = ""  # the message for a step with nothing recognised
+    missing: str = ""  # nothing recognised: the steps' message; else what was found (listed per step)
     nothing: bool = False  # nothing recognised at all
     refused: str = ""  # set when the argument was an archive that could not be unpacked: why
     #: step id -> (the learner's file it was graded from, whether its line numbers still hold)
@@ -51,7 +51,10 @@ class Prepared:
 
     def _step(self, s: StepResult) -> StepResult:
         if s.status is Status.MISSING and self.missing:
-            return replace(s, error=self.missing)
+            if self.nothing:
+                return replace(s, error=self.missing)
+            what = f" (nor a module or notebook defining {s.function})" if s.function else ""
+            return replace(s, error=f"no {s.file or s.id}{what}; found: {self.missing}")
         if s.id in self.sources:  # point annotations at the learner's own file
             rel, lines_hold = self.sources[s.id]
             return replace(s, file=rel, line=s.line if lines_hold else 0)
@@ -139,8 +142,7 @@ class Intake:
                            f"steps' functions; found: {what}"],
                 missing=f"no step file; found: {what}", nothing=True)
         graded_path = str(where.folder) if real and rel else ""
-        missing = ("no step file, and no module or notebook defining this step's function; "
-                   f"found: {rec.found_text()}")
+        missing = rec.found_text()  # finish() says which file and function were looked for
         warnings += rec.warnings
         sources = {sid: (src.entry.rel, src.text is None) for sid, src in rec.chosen.items()
                    if src.kind is not SourceKind.EXACT}
