@@ -165,6 +165,9 @@ def test_a_cell_that_does_not_parse_is_graded_so_its_syntax_error_shows_not_miss
     steps = {s["id"]: s for s in reports["syntax_cell"]["steps"]}
     assert [steps[i]["status"] for i in CORE_IDS] == ["passed", "missing", "error", "missing", "missing"]
     assert "syntax" in json.dumps(steps["step3"]["tests"]).lower()
+    assert steps["step2"]["error"] == ("no step2_scale.py (nor a module or notebook defining scale_scores); "
+                                       "found: work.ipynb (cell 2 not Python)")
+    assert any("work.ipynb, cell 2 is not valid Python" in w for w in reports["syntax_cell"]["warnings"])
 
 
 def test_the_rich_report_shows_the_warnings(graded):
