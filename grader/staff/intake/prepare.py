@@ -91,11 +91,14 @@ class Intake:
         holder = self.slot()  # a notebook or module on its own: a folder of one file
         holder.mkdir(mode=0o700)
         data = read_regular_file(str(arg), 64 << 20)
-        if data is not None:
-            target = holder / arg.name
-            target.write_bytes(data)
-            stamp = os.stat(arg).st_mtime
-            os.utime(target, (stamp, stamp))
+        if data is None:
+            why = f"{arg.name} could not be read as a regular file under 64 MiB (a link is not followed)"
+            return Prepared(label, holder, warnings=[f"{why}; nothing in it was graded"],
+                            missing=f"no step file; found: {arg.name} (unreadable)", nothing=True)
+        target = holder / arg.name
+        target.write_bytes(data)
+        stamp = os.stat(arg).st_mtime
+        os.utime(target, (stamp, stamp))
         return self._folder(label, holder, real=False)
 
     def _archive(self, label: str, archive: Path, *, depth: int, prefix: str = "") -> Prepared:
