@@ -149,7 +149,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         tier = named.get(ex.id) or _by_code(codes, ex)
         if tier and all(s.stub for s in tier):
             # Only the untouched stub under the step's name: the work is likely elsewhere (a notebook).
-            real = [s for s in _by_code(codes, ex) if not s.stub]
+            real = sorted((s for s in _by_code(codes, ex) if not s.stub), key=Source.rank)
             if real:
                 out.warnings.append(f"{ex.id}: {tier[0].entry.rel} is still the stub; graded {ex.function} "
                                     f"from {real[0].entry.rel} instead")
