@@ -58,6 +58,8 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
                                      "taken by name from hw.py.txt"]),
     "workspace_notebook": (5, "passed", ["step3: step3_softmax.py is still the stub; graded softmax from "
                                          "attention.ipynb instead"]),
+    "per_step_folders": (5, "passed", ["the steps are in several folders: graded step1 from Step 1/; "
+                                       "step2 from Step 2/"]),
     "mixed": (5, "passed", ["no step file for step4, step5", "taken by name from rest.ipynb"]),
     "syntax_cell": (1, "", ["taken by name from work.ipynb"]),  # statuses: see its own test
 }
@@ -94,6 +96,10 @@ def _build(root: Path) -> list[Path]:
                           timeout=120)
     assert made.returncode == 0, made.stderr
     shutil.copy(H.SHAPES / "shapes_notebook" / "attention.ipynb", root / "workspace_notebook")
+    for i, stem in enumerate(H.CORE, 1):  # one folder per step; step 5 imports step 3 by module name
+        body = (H.REFERENCE + "\nfrom step3_softmax import softmax  # noqa\n") if i == 5 else H.REFERENCE
+        (root / "per_step_folders" / f"Step {i}").mkdir(parents=True)
+        (root / "per_step_folders" / f"Step {i}" / f"{stem}.py").write_text(body)
     mixed = root / "mixed"
     mixed.mkdir()
     for stem in H.CORE[:3]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attn_practice.grader.catalog import load_catalog
@@ -87,6 +87,8 @@ def find_work(root: Path) -> Where:
     folder, rec = found[0]
     if len(found) == 1:
         return Where(folder, rec)
+    if _disjoint(found):
+        return _spread(root, top, found)
     others = [str(p) for p, _ in found[1:]]
     listed = ", ".join(others[:MAX_LISTED]) + (f" and {len(others) - MAX_LISTED} more"
                                                if len(others) > MAX_LISTED else "")
@@ -94,6 +96,31 @@ def find_work(root: Path) -> Where:
         f"{root} holds no step file itself, but {len(found)} of its subfolders do; graded {folder} "
         f"(rule: {RULE}), not {listed}. If they are separate submissions, grade each: "
         f"`attn-practice grade {os.path.join(str(root), '*')}`"])
+
+
+def _disjoint(found: list[tuple[Path, Recognised]]) -> bool:
+    """Each folder holds different steps (`step1/`, `step2/`, ...): one piece of work, spread out."""
+    seen: set[str] = set()
+    for _, rec in found:
+        if seen & rec.chosen.keys():
+            return False
+        seen |= rec.chosen.keys()
+    return True
+
+
+def _spread(root: Path, top: Recognised, found: list[tuple[Path, Recognised]]) -> Where:
+    """One submission whose steps sit in several folders: every step graded from where it is."""
+    merged = Recognised(root, found=top.found, spread=True)
+    parts = []
+    for folder, rec in sorted(found, key=lambda fr: min(fr[1].chosen)):
+        rel = os.path.relpath(folder, root)
+        merged.helper_folders.append(folder)
+        for sid, src in rec.chosen.items():
+            merged.chosen[sid] = replace(src, entry=replace(src.entry, rel=f"{rel}/{src.entry.rel}"))
+        merged.warnings += rec.warnings
+        merged.extra_files.update({k: v for k, v in rec.extra_files.items() if k not in merged.extra_files})
+        parts.append(f"{', '.join(sorted(rec.chosen))} from {rel}/")
+    return Where(root, merged, [f"the steps are in several folders: graded {'; '.join(parts)}"])
 
 
 __all__ = ["MAX_DEPTH", "Where", "candidates", "find_work"]

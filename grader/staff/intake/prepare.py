@@ -23,7 +23,11 @@ from pathlib import Path
 from types import TracebackType
 
 from attn_practice.grader.results import GradeReport, Status, StepResult
-from attn_practice.grader.sandbox.submission import copy_submission, read_regular_file
+from attn_practice.grader.sandbox.submission import (
+    copy_submission,
+    read_regular_file,
+    sandbox_files,
+)
 from attn_practice.grader.staff.intake.archive import ArchiveRefused, unpack
 from attn_practice.grader.staff.intake.recognise import Recognised, SourceKind
 
@@ -148,7 +152,7 @@ class Intake:
         missing = rec.found_text()  # finish() says which file and function were looked for
         warnings += rec.warnings
         sources = {sid: (src.entry.rel, src.text is None) for sid, src in rec.chosen.items()
-                   if src.kind is not SourceKind.EXACT}
+                   if src.kind is not SourceKind.EXACT or rec.spread}
         if rec.in_place:
             return Prepared(label, where.folder, graded_path, warnings, missing)
         return Prepared(label, self._build(rec), graded_path, warnings, missing, sources=sources)
@@ -159,6 +163,12 @@ class Intake:
 
         work = self.slot()
         copy_submission(rec.folder, work)
+        for folder in rec.helper_folders:  # steps spread over folders: each folder's helpers, first wins
+            for rel, data in sandbox_files(folder).items():
+                target = work / rel
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
         for name, data in rec.extra_files.items():  # helpers a notebook writes (`%%writefile utils.py`)
             if not (work / name).exists():
                 (work / name).write_bytes(data)

@@ -91,6 +91,8 @@ class Recognised:
     found: list[str] = field(default_factory=list)  # top-level entries, annotated
     zips: list[Entry] = field(default_factory=list)
     parsed: int = 0  # modules and notebooks parsed (a budget across many folders)
+    spread: bool = False  # the steps come from several folders (see `locate`): always copied
+    helper_folders: list[Path] = field(default_factory=list)  # their importable files go along
     #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
     extra_files: dict[str, bytes] = field(default_factory=dict)
 
@@ -101,7 +103,7 @@ class Recognised:
     @property
     def in_place(self) -> bool:
         """Every graded source is the step's own file: grade the folder as it is."""
-        return all(s.kind is SourceKind.EXACT for s in self.chosen.values())
+        return not self.spread and all(s.kind is SourceKind.EXACT for s in self.chosen.values())
 
     def newest(self) -> float:
         return max((s.mtime for s in self.chosen.values()), default=0.0)
