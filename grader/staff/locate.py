@@ -9,7 +9,9 @@ MAX_DEPTH down) that do are looked at. One is graded, and every report says
 so. Several at that depth (two versions of the work, or `grade .` on a
 folder of submissions) never stop the batch: one is graded by the documented
 rule, NEWEST MODIFICATION TIME, then SHORTEST PATH, with a warning that
-names the others.
+names the others. When those folders hold different steps each (`Step 1/`,
+`Step 2/`), they are one piece of work: every step is graded from its own
+folder (never mixing two folders that hold the same step).
 
 The walk is iterative and bounded (depth, folders), so no folder tree, however
 deep or wide, can stall or crash it.
