@@ -197,6 +197,10 @@ class GradeReport:
     #: The folder actually graded when it differs from `submission` (step files
     #: found one folder down, e.g. `repo/attention-practice`); "" otherwise.
     graded_path: str = ""
+    #: What staff must know about how the submission was read (CONTRACT 4.5): a
+    #: near-miss file name, a function taken from a notebook, two versions, nothing
+    #: recognised. Always in the JSON, possibly empty.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -212,6 +216,11 @@ class GradeReport:
     def passed(self) -> bool:
         """Every counted step passed (an uncounted bonus step never costs a pass)."""
         return not self.error and all(s.passed for s in self.steps if s.counted)
+
+    @property
+    def nothing_recognised(self) -> bool:
+        """No step had anything to grade: every step `missing` (an empty folder, an unreadable zip)."""
+        return bool(self.steps) and all(s.status is Status.MISSING for s in self.steps)
 
     @property
     def grader_failed(self) -> bool:
@@ -238,6 +247,7 @@ class GradeReport:
             "grader_version": self.grader_version,
             "error": self.error,
             "steps": [_step_to_dict(s) for s in self.steps],
+            "warnings": list(self.warnings),
             **({"graded_path": self.graded_path} if self.graded_path else {}),
             **({"extra": self.extra} if self.extra else {}),
         }
@@ -255,6 +265,7 @@ class GradeReport:
             error=data.get("error", ""),
             extra=dict(data.get("extra", {})),
             graded_path=str(data.get("graded_path", "")),
+            warnings=[str(w) for w in data.get("warnings") or () if isinstance(w, str)],
         )
 
 

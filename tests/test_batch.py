@@ -37,7 +37,7 @@ def test_csv_gradebook_one_row_each_in_order(klass):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["submission"] for r in rows] == [str(p) for p in klass]
     assert list(rows[0]) == ["submission", "score", "max_score", "step1", "step2", "step3", "step4",
-                             "step5", "status", "diagnoses", "duration_s", "graded_path"]
+                             "step5", "status", "diagnoses", "duration_s", "graded_path", "warnings"]
     assert [float(r["score"]) for r in rows] == [5.0, 4.0, 4.0]
     assert "step3:softmax-global" in rows[1]["diagnoses"]
     assert "step5:no-scale" in rows[2]["diagnoses"]

@@ -128,8 +128,9 @@ def agg() -> dict[str, Any]:
 # ------------------------------------------------------------------ the numbers
 def test_headline_and_histogram_equal_hand_counts(agg: dict[str, Any]) -> None:
     # scores: alice 5, bob 3, carol 2, dave 2, erin 2, frank 3, grace 3, heidi 3
-    assert agg["headline"] == {"submissions": 8, "median_score": 3.0, "mean_score": 2.875,
-                               "max_score": 5.0, "completed_core": 1, "not_graded": 0}
+    assert agg["headline"] == {"submissions": 8, "median_score": 3.0, "mean_score": 2.88,
+                               "max_score": 5.0, "completed_core": 1, "completed_counted": 1,
+                               "graded_with_warnings": 0, "nothing_recognised": 0, "not_graded": 0}
     assert [(b["low"], b["count"]) for b in agg["score_histogram"]] == [
         (0, 0), (1, 0), (2, 3), (3, 4), (4, 0), (5, 1)]
 
@@ -220,7 +221,8 @@ def test_html_parses_and_every_number_matches_json(tmp_path: Path) -> None:
     cards = {c.attrs["data-key"]: c.cls("v").text() for c in doc.find(id="headline").iter("div")
              if c.attrs.get("data-key")}
     assert cards == {"submissions": str(h["submissions"]), "median_score": num(h["median_score"]),
-                     "mean_score": num(h["mean_score"]), "completed_core": str(h["completed_core"])}
+                     "mean_score": num(h["mean_score"]), "completed_core": str(h["completed_core"]),
+                     "completed_counted": str(h["completed_counted"])}
     hist = {tr.attrs["data-bin"]: tr.cls("count").text() for tr in doc.find(id="histogram").iter("tr")
             if tr.attrs.get("data-bin")}
     assert hist == {num(b["low"]): str(b["count"]) for b in data["score_histogram"]}

@@ -118,7 +118,9 @@ def test_a_submission_given_twice_counts_once(tmp_path: Path) -> None:
     res = invoke("report", str(SECTIONS[0]), str(SECTIONS[0]), str(SECTIONS[1]), "--format", "json")
     assert res.exit_code == 0
     assert json.loads(res.stdout)["headline"]["submissions"] == 8
-    assert "appears more than once" in res.stderr
+    # one line for all the repeats, with their count (not one line per repeated report)
+    lines = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert len(lines) == 1 and "4 submissions appear more than once (4 repeated reports" in res.stderr
 
 
 def test_reports_are_read_tolerantly(tmp_path: Path, reports: list[dict]) -> None:

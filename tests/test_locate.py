@@ -70,16 +70,24 @@ def test_step_files_one_folder_down_are_graded_and_said_so_in_every_format(tmp_p
     assert "graded the folder" in " ".join(rich.split())
 
 
-def test_several_candidate_folders_are_a_usage_error_naming_them(tmp_path):
+def test_several_candidate_folders_grade_one_by_the_rule_with_a_warning_and_never_abort(tmp_path):
     repo = tmp_path / "repo"
     _solved(repo / "a")
     _solved(repo / "b")
-    res = _grade(str(repo), "--format", "json")
-    assert res.exit_code == 2
-    assert str(repo / "a") in res.output and str(repo / "b") in res.output
+    for f in (repo / "a").iterdir():
+        os.utime(f, (1_000_000, 1_000_000))  # b is newer
+    other = _solved(tmp_path / "other")
+    res = _grade(str(repo), str(other), "--format", "json")
+    assert res.exit_code == 0, res.output
+    objs = json.loads(res.stdout)
+    assert [o["score"] for o in objs] == [5.0, 5.0]  # the other submission is graded too
+    assert objs[0]["graded_path"] == str(repo / "b")
+    said = " ".join(objs[0]["warnings"])
+    assert f"graded {repo / 'b'}" in said and f"not {repo / 'a'}" in said and "newest modification time" in said
+    assert objs[1]["warnings"] == []
 
 
-def test_grade_dot_on_a_parent_of_many_submissions_is_caught(tmp_path):
+def test_grade_dot_on_a_parent_of_many_submissions_says_how_to_grade_each(tmp_path):
     for name in ("alice", "bob", "carol"):
         _solved(tmp_path / "subs" / name)
     cwd = os.getcwd()
@@ -88,8 +96,9 @@ def test_grade_dot_on_a_parent_of_many_submissions_is_caught(tmp_path):
         res = _grade(".", "--format", "csv")
     finally:
         os.chdir(cwd)
-    assert res.exit_code == 2
-    assert "3 of its subfolders" in res.output and "grade ./*" in res.output
+    assert res.exit_code == 0
+    said = " ".join(res.output.split())
+    assert "3 of its subfolders" in said and "grade ./*" in said
 
 
 def test_stray_files_in_a_batch_are_skipped_with_a_warning(tmp_path):
@@ -101,7 +110,7 @@ def test_stray_files_in_a_batch_are_skipped_with_a_warning(tmp_path):
     res = CliRunner().invoke(cli, ["grade", *map(str, sorted(subs.iterdir())), "--format", "csv",
                                    "--no-cache"])
     assert res.exit_code == 0, res.output
-    assert "warning: skipped 2 arguments that are not folders" in res.output
+    assert "warning: skipped 2 arguments that are not submissions" in res.output
     assert "README.txt" in res.output and "grades.csv" in res.output
     rows = [r for r in csv.reader(io.StringIO(res.output)) if len(r) > 3 and r[0].startswith(str(subs))]
     assert [Path(r[0]).name for r in rows] == ["alice", "bob"]

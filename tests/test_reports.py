@@ -486,7 +486,7 @@ def test_csv_columns_rows_and_line_endings():
     assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
     rows = _parse(text)
     assert rows[0] == ["submission", "score", "max_score", *[f"step{i}" for i in range(1, 7)],
-                       "status", "diagnoses", "duration_s", "graded_path"]
+                       "status", "diagnoses", "duration_s", "graded_path", "warnings"]
     alice, bob, carol = (dict(zip(rows[0], r, strict=True)) for r in rows[1:])
     assert alice["score"] == "5" and alice["status"] == "passed" and alice["step6"] == ""
     assert bob["step1"] == "1" and bob["step2"] == "0" and bob["status"] == "failed"

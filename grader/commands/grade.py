@@ -16,6 +16,17 @@ from attn_practice.grader.commands.common import (
     warn,
 )
 
+
+def notice(messages: list[str]) -> None:
+    """Warnings on stderr, one line each (no wrapping: CI logs are grepped)."""
+    from rich.text import Text
+
+    from attn_practice.grader.commands.common import error_console
+
+    for m in messages:
+        error_console().print(Text.assemble(("warning: ", "bold yellow"), m), soft_wrap=True)
+
+
 # ------------------------------------------------------------------ grade
 FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
 #: Formats whose consumer reads one submission's result (one results.json, one runner).
@@ -44,7 +55,7 @@ SINGLE_SUBMISSION = {
 def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
           jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
           verbose: bool) -> int:
-    """Grade one or more SUBMISSION folders (for course staff and CI).
+    """Grade one or more SUBMISSIONs: folders, .zip or .ipynb files (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
 
@@ -56,16 +67,20 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     """
     from attn_practice.grader.course import CourseError, load_course
     from attn_practice.grader.staff.batch import GradeRequest, run_grading
-    from attn_practice.grader.staff.locate import LocateError, locate
+    from attn_practice.grader.staff.intake import (
+        Intake,
+        no_submission,
+        prepare_all,
+        skipped_warning,
+    )
 
-    try:
-        located, skipped = locate([Path(s) for s in submissions])
-    except LocateError as exc:
-        raise Problem(str(exc)) from None
+    # Zips unpacked, notebooks made into step files, in a temp folder removed when the command ends.
+    intake = click.get_current_context().with_resource(Intake())
+    located, skipped = prepare_all(intake, [Path(s) for s in submissions])
     if skipped:
-        warn([f"skipped {len(skipped)} argument{'s' if len(skipped) > 1 else ''} that "
-              f"{'is not a folder' if len(skipped) == 1 else 'are not folders'}: "
-              + ", ".join(skipped)])
+        warn([skipped_warning(skipped)])
+    if not located:
+        raise Problem(no_submission(skipped))
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
     if fmt in SINGLE_SUBMISSION and len(located) > 1:
         raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
@@ -90,9 +105,13 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         graded_paths=[s.graded_path for s in located],
     )
     try:
-        reports = run_grading(request)
+        reports = [p.finish(r) for p, r in zip(located, run_grading(request), strict=True)]
     except RuntimeError as exc:
         raise Problem(str(exc)) from None
+    if fmt != "rich":  # the rich report shows them itself
+        from attn_practice.grader.staff.intake import warning_lines
+
+        notice(warning_lines(reports))
     if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
         from attn_practice.grader.commands.report import grade_html
 

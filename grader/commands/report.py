@@ -33,7 +33,9 @@ REPORT_FORMATS = ["html", "json", "csv"]
               show_default=True, help="html: the class page; json: the aggregates; "
               "csv: the misconception table.")
 @click.option("--title", default="", help="Page title (default: 'Class report: N submissions').")
-def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str) -> None:
+@click.option("--sort", "order", type=click.Choice(["given", "score"]), default="given", show_default=True,
+              help="Order of the per-submission table: as given, or lowest score first.")
+def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str, order: str) -> None:
     """What the class got wrong, from the JSON that `grade --format json` wrote.
 
     Reads one or more RESULTS files (each one report object or an array of
@@ -52,16 +54,16 @@ def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str) ->
     except ClassReportError as exc:
         raise Problem(str(exc)) from None
     warn(warnings)
-    write(render_members(members, fmt, title=title), out, fmt)
+    write(render_members(members, fmt, title=title, order=order), out, fmt)
     exit_with(EXIT_PASSED)
 
 
-def render_members(members: Sequence[Any], fmt: str, *, title: str = "") -> str:
+def render_members(members: Sequence[Any], fmt: str, *, title: str = "", order: str = "given") -> str:
     """The text of one class report format from loaded members."""
     from attn_practice import __version__
     from attn_practice.grader.staff.class_report import aggregate, misconception_csv
 
-    agg = aggregate(members)
+    agg = aggregate(members, sort=order)
     if fmt == "json":
         return json.dumps(agg, indent=2, ensure_ascii=False)
     if fmt == "csv":

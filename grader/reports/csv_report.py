@@ -1,13 +1,15 @@
 """`--format csv`: one gradebook row per submission.
 
 Columns are stable (`submission, score, max_score, step1..stepN, status,
-diagnoses, duration_s, graded_path`) so a spreadsheet built on last week's
+diagnoses, duration_s, graded_path, warnings`) so a spreadsheet built on last week's
 export still lines up: the step columns are the union of step ids over all
 reports, in step-number order, and a step a submission was not graded on is
 left blank. Under one course every row has the same counted steps and the
 same max_score (CONTRACT §4.1); a bonus step graded but not counted shows its
 score in its column and adds nothing to `score`. `graded_path` names the
-subfolder graded when the step files were found one folder down.
+subfolder graded when the step files were found one folder down; `warnings`
+holds how the submission was read (a near-miss name, a notebook, two versions,
+nothing recognised: CONTRACT 4.5), joined by " | ", empty when there are none.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from attn_practice.grader.reports._text import label, num, step_sort_key
 from attn_practice.grader.results import GradeReport
 
 FIXED_HEAD = ["submission", "score", "max_score"]
-FIXED_TAIL = ["status", "diagnoses", "duration_s", "graded_path"]
+FIXED_TAIL = ["status", "diagnoses", "duration_s", "graded_path", "warnings"]
+#: Between two warnings in the `warnings` cell.
+WARNING_SEPARATOR = " | "
 #: What a spreadsheet may read as the start of a formula (OWASP's list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -65,6 +69,7 @@ def row(report: GradeReport, step_ids: Sequence[str]) -> list[str]:
         diagnoses,
         f"{max(0.0, report.duration):.3f}",
         safe_cell(report.graded_path),
+        safe_cell(WARNING_SEPARATOR.join(report.warnings)),
     ]
 
 

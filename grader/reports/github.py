@@ -194,6 +194,7 @@ def summary_markdown(reports: Sequence[GradeReport]) -> str:
         if r.graded_path:
             out.append(f"Graded the folder {_cell(r.graded_path)}: the step files were not at "
                        "the top of the submission.\n")
+        out += [f"> Warning: {_cell(w)}\n" for w in r.warnings]
         if r.error:
             out.append(fence(bound(clean(r.error), MESSAGE_LIMIT)) + "\n")
         if r.steps:
@@ -228,6 +229,7 @@ def annotations(report: GradeReport) -> list[str]:
         lines.append(_command("notice", f"graded the folder {label(report.graded_path)}: the step "
                               "files were not at the top of the submission",
                               title="attn-practice graded a subfolder"))
+    lines += [_command("warning", w, title="attn-practice") for w in report.warnings]
     for s in report.steps:
         file = "" if s.status is Status.MISSING else step_file(report, s)
         if not s.passed:
@@ -251,6 +253,7 @@ def _log_text(reports: Sequence[GradeReport]) -> str:
         parts.append(f"attn-practice {label(r.submission)}: {num(r.score)}/{num(r.max_score)} points")
         if r.graded_path:
             parts.append(f"  (graded the folder {label(r.graded_path)})")
+        parts += [f"  warning: {label(w)}" for w in r.warnings]
         for s in r.steps:
             ids = f" [{', '.join(s.diagnosis_ids)}]" if s.diagnoses else ""
             head = "" if s.passed else f": {label(step_headline(s))}"

@@ -76,6 +76,9 @@ def _summary(report: GradeReport, fmt: str) -> str:
         where = (f"Graded the folder {report.graded_path} (the step files were not at the top "
                  "of the submission).")
         lines.append(fence(clean(where)) if fmt == "md" else clean(where))
+    if report.warnings:
+        said = "\n".join(f"Warning: {w}" for w in report.warnings)
+        lines.append(fence(clean(said)) if fmt == "md" else clean(said))
     if report.error:
         err = bound(clean(report.error), OUTPUT_LIMIT)
         lines.append(fence(err) if fmt == "md" else err)

@@ -65,8 +65,8 @@ details>summary{cursor:pointer}details.more>summary{color:var(--dim);margin:.3re
 .sub>summary{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;
  gap:.5rem;padding:.3rem .2rem;list-style-position:inside}
 .sub>summary::-webkit-details-marker{display:none}
-.sub>summary .name::before{content:"\25B8  ";color:var(--dim)}
-.sub[open]>summary .name::before{content:"\25BE  "}
+.sub>summary .name::before{content:"\u25B8  ";color:var(--dim)}
+.sub[open]>summary .name::before{content:"\u25BE  "}
 .subhead{display:grid;grid-template-columns:minmax(9rem,2fr) 5rem minmax(8rem,2fr) 3fr;gap:.5rem;
  padding:.3rem .2rem 0 1.2rem;font-weight:600;background:var(--bg)}
 .sub .body{padding:0 1rem .5rem 1.6rem}.sub .body p{margin:.2rem 0}
@@ -210,9 +210,16 @@ def _headline(h: dict[str, Any], top_mistakes: Sequence[dict[str, Any]]) -> str:
         ("submissions", "Submissions", str(n), ""),
         ("median_score", "Median score", fmt_num(h["median_score"]), f"of {fmt_num(h['max_score'])}"),
         ("mean_score", "Mean score", fmt_num(h["mean_score"]), f"of {fmt_num(h['max_score'])}"),
-        ("completed_core", "Completed all core steps", str(h["completed_core"]),
+        ("completed_core", "Completed all core steps (1–5)", str(h["completed_core"]),
          pct(h["completed_core"] / n) if n else ""),
     ]
+    if "completed_counted" in h:
+        cards.append(("completed_counted", "Completed every counted step", str(h["completed_counted"]),
+                      pct(h["completed_counted"] / n) if n else ""))
+    for key, title in (("graded_with_warnings", "Graded with warnings"),
+                       ("nothing_recognised", "Nothing recognised")):
+        if h.get(key):
+            cards.append((key, title, str(h[key]), pct(h[key] / n) if n else ""))
     if h.get("not_graded"):
         cards.append(("not_graded", "Could not be graded", str(h["not_graded"]), ""))
     items = "".join(f'<div class="card" data-key="{key}">{label}<b class="v">{value}</b>'
@@ -361,12 +368,19 @@ def _submissions(agg: dict[str, Any], reports: Sequence[GradeReport]) -> str:
 def _submission(row: dict[str, Any], report: GradeReport | None, step_ids: Sequence[str]) -> str:
     statuses = "".join(short_icon(row["steps"].get(s, "missing")) for s in step_ids)
     ids = sorted({i for v in row["diagnoses"].values() for i in v})
+    warned = (f'<span class="warned" title="{esc(_warned(row))}">⚠ {len(row["warnings"])}</span> '
+              if row.get("warnings") else "")
+    codes = "".join(f"<code>{esc(i)}</code>" for i in ids)
     summary = (f'<summary><span class="name">{esc(row["submission"])}</span>'
                f'<span class="score">{fmt_num(row["score"])} / {fmt_num(row["max_score"])}</span>'
-               f'<span>{statuses}</span><span class="ids">'
-               f'{"".join(f"<code>{esc(i)}</code>" for i in ids)}</span></summary>')
-    return (f'<details class="sub" data-submission="{esc(row["submission"])}">{summary}'
+               f'<span>{statuses}</span><span class="ids">{warned}{codes}</span></summary>')
+    return (f'<details class="sub" data-submission="{esc(row["submission"])}" '
+            f'data-score="{float(row["score"]):g}">{summary}'
             f'<div class="body">{_detail(row, report)}</div></details>')
+
+
+def _warned(row: dict[str, Any]) -> str:
+    return " | ".join(row.get("warnings", ()))
 
 
 def short_icon(status: str) -> str:
@@ -381,18 +395,20 @@ _SHORT = {"passed": "p", "failed": "f", "error": "e", "timeout": "t", "missing":
 def _detail(row: dict[str, Any], report: GradeReport | None) -> str:
     """What went wrong in each step that did not pass: compact, the full story is the
     learner's own page (`grade SUBMISSION --format html`)."""
+    warned = "".join(f'<p class="warning">⚠ {esc(bound(w, DETAIL_LIMIT))}</p>'
+                     for w in row.get("warnings", ()))
     if row["error"]:
-        return f'<p class="error">Not graded: {esc(bound(row["error"], DETAIL_LIMIT))}</p>'
+        return warned + f'<p class="error">Not graded: {esc(bound(row["error"], DETAIL_LIMIT))}</p>'
     if report is None:
-        return ""
+        return warned
     passed = [s.id for s in report.steps if s.status is Status.PASSED]
-    lines = [f"<p>{short_icon('passed')} {esc(', '.join(passed))}</p>"] if passed else []
+    lines = [warned] + ([f"<p>{short_icon('passed')} {esc(', '.join(passed))}</p>"] if passed else [])
     for s in report.steps:
         if s.status is Status.PASSED:
             continue
         failing = [t.name for t in s.tests if t.status not in (Status.PASSED, Status.SKIPPED)]
         line = (f"<p>{short_icon(s.status.value)} <b>{esc(s.id)}</b> {esc(s.status.value)}"
-                + (" (bonus)" if s.bonus else "")
+                + (" (bonus, not counted)" if s.bonus and not s.counted else "")
                 + "".join(f" <code>{esc(d.id)}</code>" for d in s.diagnoses))
         headline = step_headline(s)
         if headline:

@@ -27,6 +27,9 @@ def render_learner(report: GradeReport, *, generator: str = "") -> str:
     body = [f"<header><h1>{esc(report.submission)}</h1>"
             f'<p class="meta">attn-practice grade report{" · " + esc(generator) if generator else ""}'
             "</p></header>"]
+    if report.warnings:  # how the submission was read (CONTRACT 4.5)
+        items = "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
+        body.append(f'<section id="warnings"><h2>Warnings</h2><ul class="warnings">{items}</ul></section>')
     if report.error:
         body.append(f'<section id="error"><p class="error">This submission could not be graded: '
                     f"{esc(report.error)}</p></section>")

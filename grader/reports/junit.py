@@ -189,6 +189,7 @@ def _properties(suite: ET.Element, report: GradeReport, step: StepResult | None)
         props.append(("counted", "false"))
     if report.graded_path:
         props.append(("graded_path", label(report.graded_path)))
+    props += [("warning", label(w)) for w in report.warnings]  # CONTRACT 4.5: on every suite
     if props:
         el = ET.SubElement(suite, "properties")
         for k, v in props:

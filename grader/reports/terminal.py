@@ -98,7 +98,8 @@ def indented(text: str | Text, indent: int = 4, style: str = "") -> Hanging:
 
 
 def step_label(step: StepResult) -> str:
-    return f"Step {step_number(step.id) or step.id}" + (" (bonus)" if step.bonus else "")
+    """`Step 6 (bonus)` only for a bonus step that does not count: a step a course counts is never 'bonus'."""
+    return f"Step {step_number(step.id) or step.id}" + (" (bonus)" if step.bonus and not step.counted else "")
 
 
 def render_step(console: Console, step: StepResult, *, verbose: bool = False) -> None:
@@ -245,6 +246,8 @@ def render_report(console: Console, report: GradeReport, *, verbose: bool = Fals
     if report.graded_path:
         console.print(Text(f"(graded the folder {label(report.graded_path)}: the step files were "
                            "not at the top of the submission)", style="dim"))
+    for w in report.warnings:
+        console.print(Text(f"warning: {clean(w)}", style="yellow"))
     if report.error:
         console.print(Text(f"! {clean(report.error)}", style="red"))
         return
@@ -258,9 +261,13 @@ def render_report(console: Console, report: GradeReport, *, verbose: bool = Fals
     for s in report.steps:
         title = s.title.split(":")[0] if short else s.title
         score = f"{s.score:g}/{s.max_score:g}" if s.counted else "not counted"
-        table.add_row(s.id + (" (bonus)" if s.bonus else ""), title, status_text(s.status),
+        # A step the course counts is never "bonus" here, whatever the catalogue calls it.
+        table.add_row(s.id + (" (bonus)" if s.bonus and not s.counted else ""), title, status_text(s.status),
                       score, ", ".join(s.diagnosis_ids))
     console.print(table)
+    for why in dict.fromkeys(s.error for s in report.steps if s.status is Status.MISSING and s.error):
+        ids = ", ".join(s.id for s in report.steps if s.status is Status.MISSING and s.error == why)
+        console.print(Text(f"{ids} missing: {clean(why)}", style="dim"))
     for s in report.steps:
         if s.status not in (Status.PASSED, Status.MISSING):
             console.print()

@@ -62,11 +62,28 @@ class Member:
 
     @property
     def completed_core(self) -> bool:
+        """Every core step (1-5 in the catalogue, CONTRACT 1) passed, whatever else the course counts."""
+        if self.report.error:
+            return False
+        core = core_step_ids()
+        by_id = {s.id: s for s in self.report.steps}
+        return all(i in by_id and by_id[i].status is Status.PASSED for i in core)
+
+    @property
+    def completed_counted(self) -> bool:
+        """Every step the course counts passed (the core, plus any bonus step it lists)."""
         if self.report.error:
             return False
         by_id = {s.id: s for s in self.report.steps}
         return bool(self.counted) and all(
             i in by_id and by_id[i].status is Status.PASSED for i in self.counted)
+
+
+def core_step_ids() -> tuple[str, ...]:
+    """The catalogue's core steps (not bonus): what "completed all core steps" means."""
+    from attn_practice.grader.catalog import load_catalog
+
+    return tuple(e.id for e in load_catalog() if not e.bonus)
 
 
 @dataclass
@@ -84,14 +101,13 @@ def load_members(paths: Sequence[Path]) -> tuple[list[Member], list[str]]:
     """
     loaded = _Loaded()
     by_label: dict[str, int] = {}
+    repeats: list[tuple[str, str]] = []  # (label, where again): summarised in one line below
     for path in paths:
         for i, data in enumerate(_read_file(path)):
             where = f"{path}" + (f" (item {i + 1})" if i else "")
             member = member_from_dict(data, source=where)
             if member.label in by_label:
-                loaded.warnings.append(
-                    f"{member.label} appears more than once (again in {where}); "
-                    "the later report is used.")
+                repeats.append((member.label, where))
                 loaded.members[by_label[member.label]] = member
             else:
                 by_label[member.label] = len(loaded.members)
@@ -102,7 +118,20 @@ def load_members(paths: Sequence[Path]) -> tuple[list[Member], list[str]]:
                          "nothing to report. Write them with "
                          "`attn-practice grade SUBMISSIONS... --format json --out results.json`.")
     check_one_course(loaded.members)
+    if repeats:
+        loaded.warnings.append(repeated_warning(repeats))
     return loaded.members, loaded.warnings
+
+
+def repeated_warning(repeats: Sequence[tuple[str, str]]) -> str:
+    """One line for every repeated submission, with counts (never one line per repeat)."""
+    labels = list(dict.fromkeys(label for label, _ in repeats))
+    files = list(dict.fromkeys(where.split(" (item ")[0] for _, where in repeats))
+    shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+    return (f"{len(labels)} submission{'s' if len(labels) != 1 else ''} appear more than once "
+            f"({len(repeats)} repeated report{'s' if len(repeats) != 1 else ''}: {shown}; again in "
+            f"{', '.join(files[:3])}{' and more' if len(files) > 3 else ''}): each is counted once, "
+            "the later report is used.")
 
 
 def _read_file(path: Path) -> list[dict[str, Any]]:
@@ -226,11 +255,15 @@ def _tolerant(data: dict[str, Any]) -> dict[str, Any]:
             "error": _str(s.get("error")), "file": _str(s.get("file")),
             "function": _str(s.get("function")), "line": int(_number(s.get("line"), 0)),
             "duration": _number(s.get("duration"), 0.0), "bonus": bool(s.get("bonus", False)),
+            "counted": _counts(s),
         })
     return {"submission": data["submission"], "steps": steps,
             "duration": _number(data.get("duration"), 0.0),
             "grader_version": _str(data.get("grader_version")), "error": _str(data.get("error")),
-            "extra": data.get("extra") if isinstance(data.get("extra"), dict) else {}}
+            "extra": data.get("extra") if isinstance(data.get("extra"), dict) else {},
+            "graded_path": _str(data.get("graded_path")),
+            "warnings": [_str(w) for w in data.get("warnings", ()) if isinstance(w, str)]
+            if isinstance(data.get("warnings"), list) else []}
 
 
 def _kind(value: Any) -> str:

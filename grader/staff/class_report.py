@@ -8,7 +8,15 @@ Counting rules (one per number, so a count on the page is checkable by hand
 against the per-submission reports):
 
 - a submission's score and max_score are the ones its report states;
-- "completed the core": every counted (non-bonus) step passed;
+- "completed all core steps": the core steps 1-5 all passed (a bonus step a
+  course counts does not change it); "completed every counted step": every
+  step the course counts passed;
+- "graded with warnings": reports carrying any intake warning (a near-miss
+  name, a notebook, two versions...); "nothing recognised": every step
+  `missing`; "not graded": an error for the whole submission, or nothing
+  recognised;
+- every rate is part / whole, unrounded in the JSON; the page rounds each
+  percentage once, from those counts; mean and median to two decimals;
 - a step's pass rate: passed / submissions whose report has that step;
 - a diagnosis id's count: submissions showing it at that step (once each),
   its share: count / submissions in the class;
@@ -68,12 +76,14 @@ def from_reports(reports: Iterable[GradeReport]) -> list[Member]:
     return members
 
 
-def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]] | None = None
-              ) -> dict[str, Any]:
+def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]] | None = None,
+              sort: str = "given") -> dict[str, Any]:
     """The §6 aggregates as plain JSON-ready data (the page renders exactly these numbers).
 
     `catalogue` maps a diagnosis id to its title/explanation/nudge, for ids a
-    report names without its words; by default `reference.mistakes`.
+    report names without its words; by default `reference.mistakes`. `sort`:
+    "given" keeps the submissions as read; "score" lists the lowest score first
+    (then by name), the ones to look at first after a deadline.
     """
     n = len(members)
     scores = [m.score for m in members]
@@ -154,11 +164,14 @@ def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]]
         "schema": CLASS_SCHEMA,
         "headline": {
             "submissions": n,
-            "median_score": round(statistics.median(scores), 4) if scores else None,
-            "mean_score": round(statistics.fmean(scores), 4) if scores else None,
+            "median_score": round(statistics.median(scores), 2) if scores else None,
+            "mean_score": round(statistics.fmean(scores), 2) if scores else None,
             "max_score": max_score,
             "completed_core": sum(m.completed_core for m in members),
-            "not_graded": sum(bool(m.report.error) for m in members),
+            "completed_counted": sum(m.completed_counted for m in members),
+            "graded_with_warnings": sum(bool(m.report.warnings) for m in members),
+            "nothing_recognised": sum(m.report.nothing_recognised for m in members),
+            "not_graded": sum(bool(m.report.error) or m.report.nothing_recognised for m in members),
         },
         "course": members[0].course if members else "",
         "top_mistakes": [{"id": did, "title": words.get(did, {}).get("title") or did,
@@ -171,10 +184,12 @@ def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]]
         "tests": tests_out,
         "submissions": [{
             "submission": m.label, "score": m.score, "max_score": m.max_score,
-            "completed_core": m.completed_core, "error": m.report.error,
+            "completed_core": m.completed_core, "completed_counted": m.completed_counted,
+            "error": m.report.error, "warnings": list(m.report.warnings),
+            "nothing_recognised": m.report.nothing_recognised,
             "steps": {s.id: s.status.value for s in m.report.steps},
             "diagnoses": {s.id: s.diagnosis_ids for s in m.report.steps if s.diagnoses},
-        } for m in members],
+        } for m in (sorted(members, key=lambda m: (m.score, m.label)) if sort == "score" else members)],
     }
 
 
@@ -194,7 +209,8 @@ def _bounded(text: str) -> str:
 
 
 def _rate(part: int, whole: int) -> float:
-    return round(part / whole, 4) if whole else 0.0
+    """Unrounded: a percentage is rounded once, where it is shown (never 84.85 -> 84.9)."""
+    return part / whole if whole else 0.0
 
 
 def _step_order(members: Sequence[Member]) -> list[str]:

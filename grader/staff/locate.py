@@ -1,12 +1,17 @@
-"""Submissions as students hand them in: find the folder that holds the step files.
+"""Submissions as students hand them in: find the folder that holds the work.
 
 A repository often keeps the work one folder down (`repo/attention-practice/`,
-`src/`); grading the top would give `missing` for every step and no hint. So
-an argument that holds no step file but has exactly one shallow subfolder
-that does is graded there, and every report says so (`graded_path`). Several
-such subfolders (often `grade .` on a folder of submissions) are a usage error
-naming them. Plain files among the arguments (`subs/README.txt` from
-`subs/*`) are skipped with a warning, never a refusal of the whole batch.
+`src/`), and a zip of a folder unpacks to one; grading the top would give
+`missing` for every step. So when an argument's top level holds nothing
+recognised (no step file, near-miss name, module or notebook defining a
+step's function: see `intake.recognise`), the shallowest subfolders (up to
+MAX_DEPTH down) that do are looked at. One is graded, and every report says
+so. Several at that depth (two versions of the work, or `grade .` on a
+folder of submissions) never stop the batch: one is graded by the documented
+rule, NEWEST MODIFICATION TIME, then SHORTEST PATH, with a warning that
+names the others. When those folders hold different steps each (`Step 1/`,
+`Step 2/`), they are one piece of work: every step is graded from its own
+folder (never mixing two folders that hold the same step).
 
 The walk is iterative and bounded (depth, folders), so no folder tree, however
 deep or wide, can stall or crash it.
@@ -16,54 +21,47 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.staff.intake.recognise import RULE, Recognised, recognise
 
 MAX_DEPTH = 3
 MAX_FOLDERS = 2000
 MAX_LISTED = 10
-_SKIP = {"__pycache__", "node_modules", "site-packages", "venv", "env"}
+MAX_PARSED = 1000  # modules and notebooks parsed in all while looking below the top
+_SKIP = {"__pycache__", "node_modules", "site-packages", "venv", "env", "__MACOSX"}
 
 
-class LocateError(ValueError):
-    """The arguments cannot be graded as given; the message says what to run instead."""
+@dataclass
+class Where:
+    folder: Path  # the folder whose files are graded
+    recognised: Recognised
+    warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Located:
-    label: str  # the argument as given: what reports call the submission
-    path: Path  # the folder graded
-    graded_path: str = ""  # set when `path` is a subfolder of the argument
-
-
-def step_files() -> set[str]:
-    return {e.file for e in load_catalog()}
-
-
-def holds_steps(folder: Path, names: set[str] | None = None) -> bool:
-    names = names or step_files()
-    return any(os.path.lexists(folder / n) for n in names)
-
-
-def candidates(root: Path, names: set[str] | None = None) -> list[Path]:
-    """The shallowest subfolders of `root` (depth <= MAX_DEPTH) that hold a step file."""
-    names = names or step_files()
-    found: list[Path] = []
+def candidates(root: Path, *, zips: bool = False) -> list[tuple[Path, Recognised]]:
+    """The shallowest subfolders of `root` (depth 1..MAX_DEPTH) that hold recognised work
+    (with `zips`: that hold a `.zip`, looked for when no folder holds work)."""
+    catalog = load_catalog()
+    found: list[tuple[Path, Recognised]] = []
     found_depth = None
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
     seen = 0
+    parse_left = MAX_PARSED
     while queue and seen < MAX_FOLDERS:
         folder, depth = queue.popleft()
         if found_depth is not None and depth > found_depth:
             break
         seen += 1
-        if depth and holds_steps(folder, names):
-            found.append(folder)
-            found_depth = depth
-            continue
+        if depth:
+            rec = recognise(folder, catalog, max_code=min(parse_left, 100))
+            parse_left -= rec.parsed
+            if rec.zips if zips else rec.anything:
+                found.append((folder, rec))
+                found_depth = depth
+                continue
         if depth >= MAX_DEPTH:
             continue
         try:
@@ -76,33 +74,55 @@ def candidates(root: Path, names: set[str] | None = None) -> list[Path]:
     return found
 
 
-def locate(args: Sequence[Path]) -> tuple[list[Located], list[str]]:
-    """The submissions to grade, and the arguments skipped (plain files), in order given."""
-    names = step_files()
-    located: list[Located] = []
-    skipped: list[str] = []
-    for arg in args:
-        label = str(arg)
-        if not arg.is_dir():
-            skipped.append(label)
-            continue
-        if holds_steps(arg, names):
-            located.append(Located(label, arg))
-            continue
-        found = candidates(arg, names)
-        if len(found) == 1:
-            located.append(Located(label, found[0], graded_path=str(found[0])))
-        elif len(found) > 1:
-            listed = ", ".join(str(p) for p in found[:MAX_LISTED])
-            more = f" and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
-            raise LocateError(
-                f"{label} holds no step file itself, but {len(found)} of its subfolders do "
-                f"({listed}{more}). Grade each as its own submission, e.g. "
-                f"`attn-practice grade {os.path.join(label, '*')}`, or name the one you mean.")
-        else:
-            located.append(Located(label, arg))
-    if not located:
-        raise LocateError(f"no submission folder among the arguments ({', '.join(skipped)} "
-                          f"{'is a file' if len(skipped) == 1 else 'are files'}); "
-                          "give the folders that hold the step files")
-    return located, skipped
+def find_work(root: Path) -> Where:
+    """The folder to grade inside `root` (itself when its top level holds work or a zip)."""
+    top = recognise(root)
+    if top.anything:
+        return Where(root, top)
+    found = candidates(root)
+    if not found and top.zips:
+        return Where(root, top)
+    if not found:  # a zip further down (`repo/handin/attention.zip`)
+        zipped = candidates(root, zips=True)
+        return Where(zipped[0][0], zipped[0][1]) if zipped else Where(root, top)
+    found.sort(key=lambda fr: (-fr[1].newest(), len(str(fr[0])), str(fr[0])))
+    folder, rec = found[0]
+    if len(found) == 1:
+        return Where(folder, rec)
+    if _disjoint(found):
+        return _spread(root, top, found)
+    others = [str(p) for p, _ in found[1:]]
+    listed = ", ".join(others[:MAX_LISTED]) + (f" and {len(others) - MAX_LISTED} more"
+                                               if len(others) > MAX_LISTED else "")
+    return Where(folder, rec, [
+        f"{root} holds no step file itself, but {len(found)} of its subfolders do; graded {folder} "
+        f"(rule: {RULE}), not {listed}. If they are separate submissions, grade each: "
+        f"`attn-practice grade {os.path.join(str(root), '*')}`"])
+
+
+def _disjoint(found: list[tuple[Path, Recognised]]) -> bool:
+    """Each folder holds different steps (`step1/`, `step2/`, ...): one piece of work, spread out."""
+    seen: set[str] = set()
+    for _, rec in found:
+        if seen & rec.chosen.keys():
+            return False
+        seen |= rec.chosen.keys()
+    return True
+
+
+def _spread(root: Path, top: Recognised, found: list[tuple[Path, Recognised]]) -> Where:
+    """One submission whose steps sit in several folders: every step graded from where it is."""
+    merged = Recognised(root, found=top.found, spread=True)
+    parts = []
+    for folder, rec in sorted(found, key=lambda fr: min(fr[1].chosen)):
+        rel = os.path.relpath(folder, root)
+        merged.helper_folders.append(folder)
+        for sid, src in rec.chosen.items():
+            merged.chosen[sid] = replace(src, entry=replace(src.entry, rel=f"{rel}/{src.entry.rel}"))
+        merged.warnings += rec.warnings
+        merged.extra_files.update({k: v for k, v in rec.extra_files.items() if k not in merged.extra_files})
+        parts.append(f"{', '.join(sorted(rec.chosen))} from {rel}/")
+    return Where(root, merged, [f"the steps are in several folders: graded {'; '.join(parts)}"])
+
+
+__all__ = ["MAX_DEPTH", "Where", "candidates", "find_work"]

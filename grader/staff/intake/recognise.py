@@ -1,0 +1,296 @@
+"""What one folder holds for each step, and which source is graded (the documented rule).
+
+For each step, candidates come in tiers; the first tier with any wins:
+
+1. files NAMED for the step: the exact name, or a near miss (`names`);
+2. CODE that defines the step's function: any other top-level `.py` module
+   or `.ipynb` notebook in the folder (the function is taken out by name,
+   with the imports and helpers it uses: `extract`). A file named for a
+   step is that step's only: a helper `softmax` inside `step5_attention.py`
+   never stands in for step 3.
+
+Within a tier, several candidates (two versions of a step) are ordered by
+the rule users are told: a file that defines the function, and not as the
+untouched stub, first; then the NEWEST MODIFICATION TIME, then the SHORTEST
+PATH (then the name), and one is graded with a warning naming both. When the
+only files named for a step hold the untouched stub (a `start` workspace)
+and a module or notebook defines the function, that is graded instead, with
+a warning. Only the exact name with no rival is silent. Everything is read
+as bytes and parsed; nothing here runs.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attn_practice.grader.catalog import Exercise, load_catalog
+from attn_practice.grader.sandbox.submission import Entry, EntryKind, read_regular_file, walk
+from attn_practice.grader.staff.intake.extract import (
+    Chunk,
+    Parsed,
+    defines,
+    extract,
+    is_stub,
+    mentions_def,
+    parse,
+)
+from attn_practice.grader.staff.intake.names import (
+    function_key,
+    is_notebook,
+    python_stem,
+    step_for_name,
+)
+from attn_practice.grader.staff.intake.notebook import NotebookError, read_cells
+
+MAX_SOURCE_BYTES = 1 << 20  # the engine's own cap on a step file
+MAX_CODE_FILES = 100  # modules and notebooks parsed per folder
+MAX_FOUND_LISTED = 12
+RULE = "newest modification time, then shortest path"  # after "defines it, not as the stub"
+
+
+class SourceKind(str, enum.Enum):
+    EXACT = "exact"  # the step's own file name: graded as it is
+    NAMED = "named"  # a near-miss name: copied under the step's name
+    MODULE = "module"  # taken by name out of a .py module
+    NOTEBOOK = "notebook"  # taken by name out of a notebook's code cells
+
+
+@dataclass
+class Source:
+    kind: SourceKind
+    entry: Entry
+    defines: bool  # the file's own code defines the function
+    text: bytes | None = None  # what to write as the step file (None: the file's bytes)
+    mtime: float = 0.0
+    taken: str = ""  # the function's name in the learner's code, when not the contract's
+    stub: bool = False  # the function is still the stub (`raise NotImplementedError`)
+    origin: str = ""  # how to name it in a warning, when not its file name
+
+    def rank(self) -> tuple[bool, bool, float, int, str]:
+        return (not self.defines, self.stub, -self.mtime, len(self.entry.rel), self.entry.rel)
+
+
+@dataclass
+class Code:
+    """One parsed module or notebook."""
+
+    entry: Entry
+    kind: SourceKind
+    parsed: Parsed | None
+    problem: str = ""  # why it cannot be read ("broken notebook JSON ...")
+    written: dict[str, str] = field(default_factory=dict)  # a notebook's `%%writefile` files
+
+
+@dataclass
+class Recognised:
+    folder: Path
+    chosen: dict[str, Source] = field(default_factory=dict)  # step id -> graded source
+    warnings: list[str] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)  # top-level entries, annotated
+    zips: list[Entry] = field(default_factory=list)
+    parsed: int = 0  # modules and notebooks parsed (a budget across many folders)
+    spread: bool = False  # the steps come from several folders (see `locate`): always copied
+    helper_folders: list[Path] = field(default_factory=list)  # their importable files go along
+    #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
+    extra_files: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.chosen)
+
+    @property
+    def in_place(self) -> bool:
+        """Every graded source is the step's own file: grade the folder as it is."""
+        return not self.spread and all(s.kind is SourceKind.EXACT for s in self.chosen.values())
+
+    def newest(self) -> float:
+        return max((s.mtime for s in self.chosen.values()), default=0.0)
+
+    def found_text(self) -> str:
+        shown = self.found[:MAX_FOUND_LISTED]
+        more = len(self.found) - len(shown)
+        return (", ".join(shown) + (f" and {more} more" if more > 0 else "")) if shown else "nothing (empty folder)"
+
+
+def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
+              max_code: int = MAX_CODE_FILES) -> Recognised:
+    """What `folder`'s top level holds for each step; at most `max_code` modules/notebooks parsed."""
+    catalog = catalog or load_catalog()
+    out = Recognised(folder)
+    entries = walk(folder, descend=lambda e: False, max_depth=0).entries
+    codes: list[Code] = []
+    named: dict[str, list[Source]] = {}
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        note = ""
+        ex = step_for_name(entry.name, catalog)
+        if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
+            # A step's file is graded as that step only (never mined for another step's function).
+            code = _code(entry, SourceKind.MODULE) if entry.kind is EntryKind.FILE else None
+            kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
+            parsed = code.parsed if code is not None else None
+            named.setdefault(ex.id, []).append(Source(
+                kind, entry, defines=code is None or (parsed is not None and defines(parsed, ex.function)),
+                mtime=_mtime(entry), stub=parsed is not None and is_stub(parsed, ex.function)))
+        elif entry.kind is EntryKind.FILE and (python_stem(entry.name) is not None or is_notebook(entry.name)):
+            if len(codes) < max_code:
+                kind = SourceKind.NOTEBOOK if is_notebook(entry.name) else SourceKind.MODULE
+                code = _code(entry, kind)
+                codes.append(code)
+                note = code.problem
+        elif entry.kind is EntryKind.FILE and entry.name.lower().endswith(".zip"):
+            out.zips.append(entry)
+        shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
+        out.found.append(f"{shown} ({note})" if note else shown)
+    out.parsed = len(codes)
+    _written(codes, named, out, catalog)
+    for ex in catalog:
+        tier = named.get(ex.id) or _by_code(codes, ex)
+        if tier and all(s.stub for s in tier):
+            # Only the untouched stub under the step's name: the work is likely elsewhere (a notebook).
+            real = sorted((s for s in _by_code(codes, ex) if not s.stub), key=Source.rank)
+            if real:
+                out.warnings.append(f"{ex.id}: {tier[0].entry.rel} is still the stub; graded {ex.function} "
+                                    f"from {real[0].entry.rel} instead")
+                tier = real
+        if not tier:
+            continue
+        tier.sort(key=Source.rank)
+        best = tier[0]
+        out.chosen[ex.id] = best
+        _explain(out, ex, best, tier[1:])
+    _explain_taken(out, catalog)
+    used = {src.entry.rel for src in out.chosen.values()}
+    for code in codes:  # the learner's own code that Python cannot read: say where, whatever was graded
+        for chunk, err in (code.parsed.unparsable if code.parsed is not None else ()):
+            graded = " (graded as it is, so the error shows)" if code.entry.rel in used else ""
+            out.warnings.append(f"{chunk.where} is not valid Python ({err}){graded}")
+    return out
+
+
+def _code(entry: Entry, kind: SourceKind) -> Code:
+    if kind is SourceKind.NOTEBOOK:
+        try:
+            cells = read_cells(Path(entry.path))
+        except NotebookError as exc:
+            return Code(entry, kind, None, f"unreadable: {exc}")
+        chunks = [Chunk(f"{entry.name}, cell {c.index}", c.source) for c in cells if not c.writes]
+        written: dict[str, str] = {}
+        for c in cells:
+            if c.writes:
+                written[c.writes] = (written.get(c.writes, "") if c.append else "") + c.source
+        parsed = parse(chunks)
+        bad = [c.where.rsplit("cell ", 1)[-1] for c, _ in parsed.unparsable]
+        note = f"cell{'s' if len(bad) > 1 else ''} {', '.join(bad)} not Python" if bad else ""
+        return Code(entry, kind, parsed, note, written)
+    data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
+    if data is None:
+        return Code(entry, kind, None, "unreadable or over 1 MiB")
+    text = _decode(data)
+    parsed = parse([Chunk(entry.name, text)])
+    return Code(entry, kind, parsed, "does not parse" if parsed.unparsable else "")
+
+
+def _decode(data: bytes) -> str:
+    """Source as Python would read it (a BOM, a coding line); else Latin-1, which never fails."""
+    import io
+    import tokenize
+
+    try:
+        return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return data.decode("latin-1")
+
+
+def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
+    """Modules and notebooks whose code defines the step's function (tier 2)."""
+    found = []
+    for code in codes:
+        if code.parsed is None:
+            continue
+        name = ex.function if defines(code.parsed, ex.function) else _near_function(code.parsed, ex.function)
+        if name is not None:
+            text = extract(code.parsed, name)
+            if text is not None:
+                header = (f"# Generated by attn-practice for {ex.id}: {name} and what it uses, "
+                          f"taken from {code.entry.name}. Nothing else of that file runs.\n")
+                alias = f"\n{ex.function} = {name}  # the contract's name\n" if name != ex.function else ""
+                found.append(Source(code.kind, code.entry, True, (header + text + alias).encode(),
+                                    _mtime(code.entry), taken=name if name != ex.function else "",
+                                    stub=is_stub(code.parsed, name)))
+            continue
+        # Code that does not parse but has the `def`: graded, so the learner sees the syntax error.
+        for chunk, _err in code.parsed.unparsable:
+            if mentions_def(chunk.source, ex.function):
+                found.append(Source(code.kind, code.entry, True, chunk.source.encode(), _mtime(code.entry)))
+                break
+    return found
+
+
+def _near_function(parsed: Parsed, function: str) -> str | None:
+    """A function the code defines under a near-miss name (`Softmax`, `soft_max`), if exactly one."""
+    key = function_key(function)
+    names = sorted({b for s in parsed.statements for b in s.binds
+                    if b != function and function_key(b) == key and defines(parsed, b)})
+    return names[0] if len(names) == 1 else None
+
+
+def _written(codes: list[Code], named: dict[str, list[Source]], out: Recognised,
+             catalog: tuple[Exercise, ...]) -> None:
+    """Files a notebook writes with `%%writefile`: step files are named candidates, the rest helpers."""
+    for code in codes:
+        for name, text in code.written.items():
+            ex = step_for_name(name, catalog)
+            if ex is None:
+                if python_stem(name) is not None and name not in out.extra_files:
+                    out.extra_files[name] = text.encode()
+                continue
+            try:
+                parsed = parse([Chunk(name, text)])
+            except RecursionError:
+                continue
+            named.setdefault(ex.id, []).append(Source(
+                SourceKind.NAMED, code.entry, defines(parsed, ex.function), text.encode(), _mtime(code.entry),
+                stub=is_stub(parsed, ex.function), origin=f"{name} as written by %%writefile in {code.entry.rel}"))
+
+
+def _explain(out: Recognised, ex: Exercise, best: Source, rivals: list[Source]) -> None:
+    name = best.origin or best.entry.rel
+    if best.kind is SourceKind.NAMED:
+        out.warnings.append(f"{ex.id}: graded {name} as {ex.file} (the file is not named {ex.file})")
+    if best.taken:
+        out.warnings.append(f"{ex.id}: no function named {ex.function}; graded {best.taken} from {name} "
+                            f"in its place (rename it {ex.function})")
+    if rivals:
+        others = ", ".join(r.origin or r.entry.rel for r in rivals)
+        out.warnings.append(f"{ex.id}: {len(rivals) + 1} candidate versions ({name}, {others}); graded "
+                            f"{name} (rule: a file defining {ex.function} first, then {RULE})")
+
+
+def _explain_taken(out: Recognised, catalog: tuple[Exercise, ...]) -> None:
+    """One warning per module or notebook that functions were taken from (not one per step)."""
+    by_file: dict[str, list[Exercise]] = {}
+    for ex in catalog:
+        src = out.chosen.get(ex.id)
+        if src is not None and src.kind in (SourceKind.MODULE, SourceKind.NOTEBOOK):
+            by_file.setdefault(src.entry.rel, []).append(ex)
+    for name, exs in by_file.items():
+        listed = ", ".join(f"{ex.function} ({ex.id})" for ex in exs)
+        out.warnings.insert(0, f"no step file for {', '.join(ex.id for ex in exs)}: graded {listed} "
+                               f"taken by name from {name}, with the imports and helpers "
+                               f"{'they use' if len(exs) > 1 else 'it uses'} (nothing else in that file ran)")
+
+
+def _mtime(entry: Entry) -> float:
+    import os
+
+    try:
+        return os.lstat(entry.path).st_mtime
+    except OSError:
+        return 0.0
+
+
+__all__ = ["RULE", "Recognised", "Source", "SourceKind", "recognise"]

@@ -1,0 +1,5 @@
+import numpy as np
+
+
+def weighted_sum(weights, V):
+    return weights @ V
