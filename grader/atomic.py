@@ -2,13 +2,35 @@
 
 The one implementation used for learner files, the state file, the results
 cache, the example store, generated CI set-ups and report files.
+
+An atomic write *replaces* its target by a rename, so pointed at a device
+node, a FIFO or a folder (`--out /dev/null`, run as root) it would put a
+regular file where `/dev/null` was, for every process on the machine. It
+refuses any existing target that is not a regular file (a symbolic link is
+replaced itself, never what it points at); `write_output` is the way to
+write to such a target in place.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+
+class NotRegularFile(IsADirectoryError):
+    """An atomic write was pointed at a device, FIFO, socket or folder: it would be replaced."""
+
+
+def check_replaceable(path: str | os.PathLike[str]) -> None:
+    """Raise NotRegularFile unless `path` is absent, a regular file or a symbolic link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        raise NotRegularFile(f"{os.fspath(path)} is not a regular file; refusing to replace it")
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int | None = None) -> None:
@@ -18,6 +40,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
     umask's default: mkstemp's 0600 would make a learner's files look odd.
     """
     path = Path(path)
+    check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if mode is None:
@@ -35,6 +58,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
+        check_replaceable(path)  # again: a device may have been put there meanwhile
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -42,6 +66,27 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
         except OSError:
             pass
         raise
+
+
+def write_output(path: str | os.PathLike[str], data: str | bytes, *, mode: int | None = None) -> None:
+    """A report for `--out`: atomically to a regular file; written in place to a
+    character device or FIFO (`/dev/stdout`, `/dev/null`), never replacing it."""
+    target = os.fspath(path)
+    try:
+        st = os.stat(target)
+    except OSError:
+        st = None
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)  # no O_CREAT, no O_TRUNC
+        try:
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return
+    write_atomic(path, data, mode=mode)
 
 
 def _umask() -> int:

@@ -16,6 +16,31 @@ from attn_practice.grader.commands.common import (
     warn,
 )
 
+
+def check_out(out: Path | None) -> None:
+    """Refuse an `--out` that cannot be written before grading a class into it (exit 2)."""
+    if out is None:
+        return
+    import os
+    import stat
+
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise Problem(f"--out {out}: {exc.strerror or exc}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise Problem(f"--out {out} is a folder; give a file name")
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return  # /dev/stdout, a pipe: written in place
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise Problem(f"--out {out}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (st is not None and not os.access(out, os.W_OK)):
+        raise Problem(f"--out {out}: not writable (check the permissions of {parent})")
+
+
 # ------------------------------------------------------------------ grade
 FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
 #: Formats whose consumer reads one submission's result (one results.json, one runner).
@@ -38,12 +63,14 @@ SINGLE_SUBMISSION = {
 @click.option("--no-cache", is_flag=True, help="Re-grade even if a cached result exists.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where cached results live.")
+@click.option("--regrade-timeouts", is_flag=True,
+              help="Grade again the submissions whose cached result holds a timeout.")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
 @click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
 def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
-          jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
-          verbose: bool) -> int:
+          jobs: int | None, no_cache: bool, cache_dir: Path | None, regrade_timeouts: bool,
+          dask_address: str | None, verbose: bool) -> int:
     """Grade one or more SUBMISSION folders (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
@@ -73,9 +100,18 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
                       "--format json, csv or junit for a class")
     if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
         raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
+    check_out(out)
     try:
         course_obj = load_course(course) if course else None
     except CourseError as exc:
+        raise Problem(str(exc)) from None
+    from attn_practice.grader.staff.cache import examples_directory, isolate_hypothesis
+    from attn_practice.grader.staff.private_dir import PrivateDirError
+
+    try:
+        isolate_hypothesis(cache_dir)  # never a `.hypothesis/` in the cwd or a submission
+        examples_directory()  # the secret-drawn examples: 0700 and ours, or refused
+    except PrivateDirError as exc:
         raise Problem(str(exc)) from None
     request = GradeRequest(
         submissions=[s.path for s in located],
@@ -85,13 +121,13 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         use_cache=not no_cache,
         cache_dir=cache_dir,
         dask_address=dask_address,
-        progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
-        (fmt == "rich" and len(located) > 1),
+        progress=len(located) > 1,  # a bar on a terminal, a line every 10 s in a CI log
         graded_paths=[s.graded_path for s in located],
+        regrade_timeouts=regrade_timeouts,
     )
     try:
         reports = run_grading(request)
-    except RuntimeError as exc:
+    except (RuntimeError, PrivateDirError) as exc:
         raise Problem(str(exc)) from None
     if fmt == "html":  # one submission: the learner's page; several: the class page (§6)
         from attn_practice.grader.commands.report import grade_html
@@ -100,5 +136,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
     from attn_practice.grader.reports.output import emit
 
-    emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    try:
+        emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    except OSError as exc:
+        raise Problem(f"could not write {out}: {exc.strerror or exc}") from None
     exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
