@@ -105,12 +105,11 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         course_obj = load_course(course) if course else None
     except CourseError as exc:
         raise Problem(str(exc)) from None
-    from attn_practice.grader.staff.cache import examples_directory, isolate_hypothesis
+    from attn_practice.grader.staff.cache import prepare
     from attn_practice.grader.staff.private_dir import PrivateDirError
 
-    try:
-        isolate_hypothesis(cache_dir)  # never a `.hypothesis/` in the cwd or a submission
-        examples_directory()  # the secret-drawn examples: 0700 and ours, or refused
+    try:  # 0700 and ours, or refused; never a `.hypothesis/` in the cwd or a submission
+        prepare(cache_dir, use_cache=not no_cache)
     except PrivateDirError as exc:
         raise Problem(str(exc)) from None
     request = GradeRequest(

@@ -273,3 +273,14 @@ def isolate_hypothesis(directory: Path | None = None) -> None:
         return
     where = private_dir((directory or default_directory().parent) / "hypothesis", what="Hypothesis folder")
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(where)
+
+
+def prepare(directory: Path | None, *, use_cache: bool = True) -> None:
+    """Before grading: the cache folder (when used or named), Hypothesis's folder and the
+    example store, each created 0700 and checked ours; PrivateDirError (exit 2) if not."""
+    if use_cache or directory is not None:
+        private_dir(Path(directory) if directory is not None else default_directory())
+    if use_cache:
+        ResultsCache(directory).open()
+    isolate_hypothesis(Path(directory) if directory is not None else None)
+    examples_directory()
