@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from attn_practice.grader.commands.common import (
     EXIT_FAILED,
+    EXIT_INTERNAL,
     EXIT_PASSED,
     Problem,
     console,
     exit_with,
     warn,
 )
+
+if TYPE_CHECKING:
+    from attn_practice.grader.course import Course
+    from attn_practice.grader.results import GradeReport
 
 
 def check_out(out: Path | None) -> None:
@@ -112,6 +119,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         prepare(cache_dir, use_cache=not no_cache)
     except PrivateDirError as exc:
         raise Problem(str(exc)) from None
+    if course_obj is not None:
+        reference_check(course, course_obj, cache_dir, use_cache=not no_cache)
     request = GradeRequest(
         submissions=[s.path for s in located],
         labels=[s.label for s in located],
@@ -132,6 +141,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         from attn_practice.grader.commands.report import grade_html
 
         grade_html(reports, out)
+        grader_failures(reports)
         exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
     from attn_practice.grader.reports.output import emit
 
@@ -139,4 +149,39 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         emit(reports, fmt, out=out, console=console(), verbose=verbose)
     except OSError as exc:
         raise Problem(f"could not write {out}: {exc.strerror or exc}") from None
+    grader_failures(reports)
     exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
+
+
+def reference_check(path: Path, course: Course, cache_dir: Path | None, *, use_cache: bool) -> None:
+    """Refuse (exit 2) a course whose private tests fail, crash or skip on the reference."""
+    from attn_practice.grader.staff.private_reference import check_on_reference
+
+    problems = check_on_reference(course, cache_dir=cache_dir, use_cache=use_cache)
+    if problems:
+        listed = "\n".join(f"  {p}" for p in problems)
+        raise Problem(f"{path}: key 'extra_suites': {len(problems)} private test"
+                      f"{'s' if len(problems) > 1 else ''} would cost every student the step, so "
+                      f"nothing was graded; fix {'them' if len(problems) > 1 else 'it'} and grade "
+                      f"again (`attn-practice selftest --course {path}` shows more):\n{listed}")
+
+
+def grader_failures(reports: Sequence[GradeReport]) -> None:
+    """Exit 3 with a note for staff when the grader itself failed on a test (CONTRACT 4.4).
+
+    The reports (already written) say so to the student, never as a verdict;
+    this says what failed, for the people who can fix it.
+    """
+    failed = [(r, s, t) for r in reports for s in r.steps for t in s.tests
+              if t.failure is not None and t.failure.kind.grader_fault]
+    if not failed:
+        return
+    lines = [f"  {r.submission}: {s.id} {t.name!r}: {' '.join(t.message.split())[:300]}"
+             for r, s, t in failed[:20]]
+    more = f"\n  ... and {len(failed) - 20} more" if len(failed) > 20 else ""
+    subs = len({r.submission for r, _, _ in failed})
+    raise Problem(f"the grader itself failed on {len(failed)} test{'s' if len(failed) > 1 else ''} "
+                  f"in {subs} submission{'s' if subs > 1 else ''} (retried once; not the students' "
+                  "doing, and their reports say so, with no verdict). A private test that crashes "
+                  "on a learner's answer does this: make it check with step.require or "
+                  f"step.compare instead.\n" + "\n".join(lines) + more, code=EXIT_INTERNAL)
