@@ -7,8 +7,9 @@ An atomic write *replaces* its target by a rename, so pointed at a device
 node, a FIFO or a folder (`--out /dev/null`, run as root) it would put a
 regular file where `/dev/null` was, for every process on the machine. It
 refuses any existing target that is not a regular file (a symbolic link is
-replaced itself, never what it points at); `write_output` is the way to
-write to such a target in place.
+replaced itself, never what it points at). A path a *user* names
+(`--out`) goes through `write_output`, which writes through a link or into
+a device in place and never replaces either.
 """
 
 from __future__ import annotations
@@ -69,24 +70,35 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
 
 
 def write_output(path: str | os.PathLike[str], data: str | bytes, *, mode: int | None = None) -> None:
-    """A report for `--out`: atomically to a regular file; written in place to a
-    character device or FIFO (`/dev/stdout`, `/dev/null`), never replacing it."""
+    """A file the user named (`--out`): atomically when it is a plain regular file (or new);
+    otherwise written in place *through* what is there, never replacing it.
+
+    `/dev/null` and FIFOs are written without truncation; a symbolic link
+    (`/dev/stdout` -> `/proc/self/fd/1`, a link into another folder) is
+    followed and its target truncated and written, so the link survives; a
+    folder is refused. Replacing such a path instead would, as root, put a
+    regular file where `/dev/stdout` or `/dev/null` was for the whole machine.
+    """
     target = os.fspath(path)
     try:
-        st = os.stat(target)
-    except OSError:
-        st = None
-    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)  # no O_CREAT, no O_TRUNC
-        try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        lst = os.lstat(target)
+    except FileNotFoundError:
+        lst = None
+    if lst is None or stat.S_ISREG(lst.st_mode):
+        write_atomic(path, data, mode=mode)
         return
-    write_atomic(path, data, mode=mode)
+    st = os.stat(target)
+    if stat.S_ISDIR(st.st_mode):
+        raise NotRegularFile(f"{target} is a folder")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    flags = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | (os.O_TRUNC if stat.S_ISREG(st.st_mode) else 0)
+    fd = os.open(target, flags)  # never O_CREAT: what is there stays what it is
+    try:
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def _umask() -> int:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from attn_practice.grader.atomic import write_atomic as _write_atomic
+from attn_practice.grader.atomic import write_output as _write_atomic
 from attn_practice.grader.reports._text import (
     OUTPUT_LIMIT,
     bound,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.atomic import write_atomic, write_output
 
 #: The Python the grader runs on here: the pins in constraints.txt are for it.
 PYTHON_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -435,6 +435,9 @@ def install_file(path: Path, data: str | bytes, *, force: bool = False, mode: in
     blob = data.encode() if isinstance(data, str) else data
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory")
+    if path.exists() and (path.is_symlink() or not path.is_file()):
+        write_output(path, blob, mode=mode)  # /dev/stdout, a FIFO, a link: through it, never replaced
+        return Written(path, "replaced")
     if path.exists():
         if path.read_bytes() == blob:
             return Written(path, "unchanged")
