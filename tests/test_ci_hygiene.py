@@ -67,7 +67,8 @@ def test_progress_logs_a_line_at_most_every_interval_and_a_summary():
     now = [0.0]
     stream = io.StringIO()
     passed, failed = GradeReport(submission="a"), GradeReport(submission="b", error="x")
-    with Progress(30, enabled=True, stream=stream, interval=10.0, clock=lambda: now[0]) as progress:
+    with Progress(30, enabled=True, stream=stream, interval=10.0, clock=lambda: now[0],
+                  log=True) as progress:
         for i in range(29):
             now[0] = i * 1.0  # one report a second
             progress.advance(failed if i % 3 == 0 else passed)

@@ -24,10 +24,13 @@ class Progress:
     """done/total, rate and failures of a batch, drawn on `stream` (default stderr)."""
 
     def __init__(self, total: int, *, enabled: bool, stream: IO[str] | None = None,
-                 interval: float = LOG_INTERVAL, clock: Any = time.monotonic) -> None:
+                 interval: float = LOG_INTERVAL, clock: Any = time.monotonic,
+                 log: bool | None = None) -> None:
         self.total = total
-        self.enabled = enabled and total > 1
         self.stream = stream if stream is not None else sys.stderr
+        # `log` None: lines only to a real file or pipe (a CI log), never into an in-process
+        # capture (Click's test runner, a notebook) where they would mix with the report.
+        self.enabled = enabled and total > 1 and (self._has_fd() if log is None else log)
         self.interval = interval
         self.clock = clock
         self.failures = 0
@@ -35,6 +38,13 @@ class Progress:
         self.t0 = clock()
         self._last_line = self.t0
         self._bar: Any = None
+
+    def _has_fd(self) -> bool:
+        try:
+            self.stream.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            return False
+        return True
 
     def _tty(self) -> bool:
         try:
