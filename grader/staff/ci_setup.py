@@ -270,7 +270,7 @@ def gradescope_setup(package: str = DEFAULT_PACKAGE, python: str = PYTHON_VERSIO
         bundled = _bundled(spec)
         target = f'"$HERE"/{shlex.quote(bundled.name)}' if bundled else shlex.quote(spec)
     else:
-        target = f'-c "$HERE/{CONSTRAINTS}" "$HERE"/{shlex.quote(_default_wheel())}'
+        target = f'-c "$CONSTRAINTS" "$HERE"/{shlex.quote(_default_wheel())}'
     return f"""\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, while building the autograder image.
@@ -278,17 +278,28 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 VENV="${{ATTN_PRACTICE_VENV:-{GRADESCOPE_VENV}}}"
 export DEBIAN_FRONTEND=noninteractive
-# The pinned dependencies were tested on Python {python}: use it when there is one.
-PY=python{python}
-if ! command -v "$PY" >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    apt-get update && apt-get install -y "python{python}" "python{python}-venv" || true
+# Any Python 3.10 to 3.13 will do (the bundle has constraints for each); the
+# exact pins were tested on {python}, so it comes first when the image has it.
+supported() {{ "$1" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null; }}
+PY=""
+for candidate in python{python} python3 python3.13 python3.12 python3.11 python3.10; do
+  if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
+    PY="$candidate"
+    break
   fi
+done
+if [ -z "$PY" ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update && apt-get install -y python3 python3-venv || true
+  if supported python3; then PY=python3; fi
 fi
-if ! command -v "$PY" >/dev/null 2>&1; then
-  PY=python3
-  echo "warning: python{python} is not available; trying $($PY --version 2>&1)" >&2
+if [ -z "$PY" ]; then
+  echo "error: attn-practice needs Python 3.10 to 3.13; none was found" >&2
+  exit 1
 fi
+MINOR="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+CONSTRAINTS="$HERE/constraints-$MINOR.txt"
+if [ ! -f "$CONSTRAINTS" ]; then CONSTRAINTS="$HERE/{CONSTRAINTS}"; fi
+echo "attn-practice: installing on $("$PY" --version 2>&1) with $(basename "$CONSTRAINTS")"
 if ! "$PY" -m venv "$VENV"; then
   apt-get update
   apt-get install -y python3-venv python3-pip
@@ -327,8 +338,9 @@ timeout --kill-after=10 "${{ATTN_PRACTICE_TIME_LIMIT:-{GRADESCOPE_TIME_LIMIT}}}"
 status=$?
 echo "attn-practice grade exited with status $status"
 # 0 and 1 mean "graded" (1: some step failed); anything else is the grader's
-# own failure, and whatever file exists then is not to be trusted.
-if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
+# own failure, and whatever file exists then is not to be trusted, except 3.
+# 3 is the grader's own failure *with* a valid report that says so to the student.
+if {{ [ "$status" -gt 1 ] && [ "$status" -ne 3 ]; }} || [ ! -s "$RESULTS" ]; then
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     why="ran out of time"
   else
@@ -399,11 +411,19 @@ def gradescope_zip(package: str = DEFAULT_PACKAGE, course: Path | None = None, *
             if bundled is not None:
                 zf.writestr(_zip_entry(bundled.name, 0o644), bundled.read_bytes())
         else:
-            from attn_practice.grader.staff.wheel import constraints_text, grader_wheel
+            from attn_practice.grader.staff.wheel import (
+                SUPPORTED_MINORS,
+                constraints_for,
+                constraints_text,
+                grader_wheel,
+            )
 
             name, blob = grader_wheel()
             zf.writestr(_zip_entry(name, 0o644), blob)
             zf.writestr(_zip_entry(CONSTRAINTS, 0o644), constraints_text().encode())
+            for minor in SUPPORTED_MINORS:  # setup.sh takes the one for the image's Python
+                zf.writestr(_zip_entry(f"constraints-{minor}.txt", 0o644),
+                            constraints_for(minor).encode())
     return buf.getvalue()
 
 
