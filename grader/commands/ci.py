@@ -112,7 +112,11 @@ def github(directory: Path, package: str, course: Path | None, private_repo: str
                                                         for c in private_repo)):
         raise click.BadParameter("expected OWNER/NAME", param_hint="--private-repo")
     setup = _template(directory, course, package, private_repo or PRIVATE_REPO_VAR, force)
-    _install(directory / GITHUB_WORKFLOW, github_workflow(setup), force)
+    try:
+        workflow = github_workflow(setup)
+    except ValueError as exc:  # a value GitHub would evaluate as an expression
+        raise Problem(str(exc)) from None
+    _install(directory / GITHUB_WORKFLOW, workflow, force)
 
 
 @ci.command("gitlab")

@@ -17,7 +17,6 @@ templates meant to be read and edited by instructors.
 from __future__ import annotations
 
 import io
-import json
 import secrets
 import shlex
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from attn_practice.grader.atomic import write_atomic, write_output
+from attn_practice.grader.staff.yaml_values import no_expression, yaml_quote
 
 #: The Python the grader runs on here: the pins in constraints.txt are for it.
 PYTHON_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -104,6 +104,8 @@ def github_workflow(setup: Setup | str | None = None, python: str = PYTHON_VERSI
         setup = Setup(package=check_package(setup) if setup else "", wheel="" if setup else
                       _default_wheel(), python=python)
     cache_path = f"{TEMPLATE_DIR}/{CONSTRAINTS}" if not setup.package else str(GITHUB_WORKFLOW)
+    repo = (setup.private_repo if setup.private_repo == PRIVATE_REPO_VAR
+            else no_expression(setup.private_repo, "the private repository"))
     private = ""
     if setup.private:
         private = f"""\
@@ -113,7 +115,7 @@ def github_workflow(setup: Setup | str | None = None, python: str = PYTHON_VERSI
       - name: Check out the private tests
         uses: actions/checkout@v4
         with:
-          repository: {json.dumps(setup.private_repo)}
+          repository: {yaml_quote(repo)}
           token: ${{{{ secrets.{TOKEN_SECRET} }}}}
           path: {PRIVATE_CHECKOUT}
           persist-credentials: false
@@ -146,19 +148,17 @@ jobs:
 {private}      - name: Set up Python
         uses: actions/setup-python@v5
         with:
-          python-version: {json.dumps(setup.python)}
+          python-version: {yaml_quote(setup.python)}
           cache: pip
-          cache-dependency-path: {json.dumps(cache_path)}
+          cache-dependency-path: {yaml_quote(cache_path)}
       - name: Install attn-practice
-        run: |
-          {setup.pip_install()}
+        run: {yaml_quote(no_expression(setup.pip_install(), "the package"))}
       - name: Grade with attn-practice
         id: attn-practice
         env:
           # The secret that seeds generated inputs: set it once for the organisation.
           {setup.secret_env}: ${{{{ secrets.{setup.secret_env} }}}}
-        run: |
-          {setup.grade("github")}
+        run: {yaml_quote(no_expression(setup.grade("github"), "the course file's path"))}
       - name: Autograding Reporter
         # Report even when grading failed a step (the step then exits 1).
         if: ${{{{ !cancelled() && steps.attn-practice.outputs.result != '' }}}}
@@ -180,7 +180,7 @@ def gitlab_ci(setup: Setup | str | None = None, python: str = PYTHON_VERSION) ->
         script.append(f'git clone --depth 1 "https://gitlab-ci-token:${{CI_JOB_TOKEN}}@'
                       f'${{CI_SERVER_HOST}}/${{{GITLAB_PRIVATE_VAR}}}.git" {PRIVATE_CHECKOUT}')
     script.append(setup.grade("junit", "report.xml"))
-    lines = "\n".join(f"    - {json.dumps(s)}" for s in script)
+    lines = "\n".join(f"    - {yaml_quote(s)}" for s in script)
     private = ""
     if setup.private:
         private = f"""\
@@ -193,7 +193,7 @@ def gitlab_ci(setup: Setup | str | None = None, python: str = PYTHON_VERSION) ->
 # The JUnit report appears in the pipeline's Tests tab and in merge requests.
 # The grading secret is the CI/CD variable {setup.secret_env} (masked, protected).
 {private}attn-practice:
-  image: {json.dumps(f"python:{setup.python}")}
+  image: {yaml_quote(f"python:{setup.python}")}
   variables:
     PIP_CACHE_DIR: "$CI_PROJECT_DIR/.cache/pip"
   cache:
@@ -338,9 +338,8 @@ timeout --kill-after=10 "${{ATTN_PRACTICE_TIME_LIMIT:-{GRADESCOPE_TIME_LIMIT}}}"
 status=$?
 echo "attn-practice grade exited with status $status"
 # 0 and 1 mean "graded" (1: some step failed); anything else is the grader's
-# own failure, and whatever file exists then is not to be trusted, except 3.
-# 3 is the grader's own failure *with* a valid report that says so to the student.
-if {{ [ "$status" -gt 1 ] && [ "$status" -ne 3 ]; }} || [ ! -s "$RESULTS" ]; then
+# own failure, and whatever file exists then is not to be trusted.
+if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     why="ran out of time"
   else
