@@ -40,7 +40,12 @@ from attn_practice.grader.atomic import write_atomic
 from attn_practice.grader.paths import PACKAGE_ROOT
 from attn_practice.grader.results import GradeReport, Status
 from attn_practice.grader.sandbox.submission import digest
-from attn_practice.grader.staff.private_dir import PrivateDirError, private_dir, read_private
+from attn_practice.grader.staff.private_dir import (
+    PrivateDirError,
+    PrivateDirUnavailable,
+    private_dir,
+    read_private,
+)
 
 CACHE_FORMAT = 3  # 3: authenticated entries, reports stored under PLACEHOLDER
 MAGIC = f"attn-practice-cache/{CACHE_FORMAT}".encode()
@@ -267,11 +272,18 @@ def isolate_hypothesis(directory: Path | None = None) -> None:
 
     Hypothesis otherwise creates `.hypothesis/` in the current directory (for
     a CI job, often the submissions folder). Set before any test runs; spawned
-    workers inherit it through the environment.
+    workers inherit it through the environment. Where the cache folder cannot
+    be created (a read-only home), a private temp folder serves instead.
     """
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
-    where = private_dir((directory or default_directory().parent) / "hypothesis", what="Hypothesis folder")
+    try:
+        where = private_dir((directory or default_directory().parent) / "hypothesis",
+                            what="Hypothesis folder")
+    except PrivateDirUnavailable:
+        import tempfile
+
+        where = Path(tempfile.mkdtemp(prefix="attn-practice-hypothesis-"))
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(where)
 
 
@@ -283,4 +295,7 @@ def prepare(directory: Path | None, *, use_cache: bool = True) -> None:
     if use_cache:
         ResultsCache(directory).open()
     isolate_hypothesis(Path(directory) if directory is not None else None)
-    examples_directory()
+    try:
+        examples_directory()
+    except PrivateDirUnavailable:
+        pass  # nowhere to keep them: the examples stay in memory (see `replay.store_path`)

@@ -21,6 +21,10 @@ class PrivateDirError(Exception):
     """A folder the grader must keep private is not (another owner, group/world-writable, a link)."""
 
 
+class PrivateDirUnavailable(PrivateDirError):
+    """The folder could not be created at all (a read-only home): nothing unsafe about it."""
+
+
 def _owner_name(uid: int) -> str:
     try:
         import pwd
@@ -61,7 +65,8 @@ def private_dir(path: Path, *, what: str = "cache folder") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise PrivateDirError(f"cannot create the {what} {path}: {exc.strerror or exc}") from None
+        raise PrivateDirUnavailable(f"cannot create the {what} {path}: {exc.strerror or exc}; "
+                                    "give a writable folder with --cache-dir") from None
     check_private(path, what=what)
     if stat.S_IMODE(os.lstat(path).st_mode) & 0o077:
         os.chmod(path, 0o700, follow_symlinks=False)
@@ -105,4 +110,4 @@ def read_private(path: Path, limit: int = 64 << 20) -> bytes | None:
     return data if len(data) <= limit else None
 
 
-__all__ = ["PrivateDirError", "check_private", "open_private", "private_dir", "read_private"]
+__all__ = ["PrivateDirError", "PrivateDirUnavailable", "check_private", "open_private", "private_dir", "read_private"]
