@@ -182,6 +182,7 @@ def grader_failures(reports: Sequence[GradeReport]) -> None:
     subs = len({r.submission for r, _, _ in failed})
     raise Problem(f"the grader itself failed on {len(failed)} test{'s' if len(failed) > 1 else ''} "
                   f"in {subs} submission{'s' if subs > 1 else ''} (retried once; not the students' "
-                  "doing, and their reports say so, with no verdict). A private test that crashes "
-                  "on a learner's answer does this: make it check with step.require or "
-                  f"step.compare instead.\n" + "\n".join(lines) + more, code=EXIT_INTERNAL)
+                  "doing, and their reports say so, with no verdict). Usual causes: this machine "
+                  "could not start a sandbox, or a private test crashed on a learner's answer "
+                  "(make it judge with step.check, step.compare or step.require).\n"
+                  + "\n".join(lines) + more, code=EXIT_INTERNAL)
