@@ -215,3 +215,22 @@ def test_entries_signed_with_another_key_damaged_or_linked_are_misses(tmp_path):
     fresh = ResultsCache(tmp_path / "ours").open()  # a damaged key is replaced...
     assert fresh.put(key, report) and fresh.get(key) is not None
     assert stat.S_IMODE((tmp_path / "ours" / ".key").stat().st_mode) == 0o600
+
+
+def test_an_example_store_others_control_is_refused_with_exit_2(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the folder to another user")
+    examples = tmp_path / "xdg-cache" / "attn-practice" / "examples"
+    examples.mkdir(parents=True, mode=0o700)
+    os.chown(examples, 65534, 65534)
+    result = _grade(tmp_path, _sub(tmp_path / "s", WRONG), cache_dir=tmp_path / "cache")
+    assert result.returncode == 2, result.stderr
+    assert "example store" in result.stderr and str(examples) in result.stderr
+
+
+def test_an_unwritable_output_path_of_ci_is_a_usage_error(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder\n")
+    result = subprocess.run([SCRIPT, "ci", "gradescope", "--out", str(tmp_path / "a-file" / "a.zip")],
+                            capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
