@@ -29,29 +29,36 @@ def _safe(rel: str) -> PurePosixPath:
     return p
 
 
+def _parents(target: Path, made: set[Path]) -> None:
+    """Create `target`'s folders once each (a mkdir is the dearest part of a copy)."""
+    if target.parent not in made:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made.update(target.parents)
+
+
 class Snapshots:
     """A private temp folder (0700) holding one copy per submission; removed on exit."""
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="attn-practice-graded-"))
         self._count = 0
+        self._step_files = [e.file for e in load_catalog()]  # looked up by name, past any bound
 
     def take(self, source: str | os.PathLike[str]) -> Path:
-        """A fresh copy of `source` (a folder), named like it, to hash and grade."""
-        payload = walker.remote_payload(source, first=[e.file for e in load_catalog()])
+        """A fresh copy of `source` (a folder) to hash and grade."""
+        payload = walker.remote_payload(source, first=self._step_files)
         self._count += 1
-        holder = self.root / str(self._count)
-        holder.mkdir(mode=0o700)
-        dst = holder / (Path(source).name or "submission")
+        dst = self.root / str(self._count)  # reports show PLACEHOLDER, never this name
         dst.mkdir(mode=0o700)
+        made = {dst}
         for rel, data in payload["files"].items():
             target = dst / _safe(rel)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _parents(target, made)
             with open(target, "xb") as f:  # never through a link: every path here is new
                 f.write(data)
         for rel, kind in payload["special"].items():
             target = dst / _safe(rel)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _parents(target, made)
             if kind == walker.EntryKind.SYMLINK.value:
                 target.symlink_to("/nonexistent/attn-practice-link")
             elif kind == walker.EntryKind.DIR.value:
@@ -61,7 +68,7 @@ class Snapshots:
         for rel in payload["skipped"]:  # too big to copy: a `.py` keeps its size, so "too large"
             if rel.endswith(".py"):
                 target = dst / _safe(rel)
-                target.parent.mkdir(parents=True, exist_ok=True)
+                _parents(target, made)
                 with open(target, "xb") as f:
                     f.truncate(walker.MAX_FILE_BYTES + 1)
         return dst
