@@ -182,3 +182,18 @@ def test_the_report_schema_is_documented_for_users():
         assert field in doc
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "docs/report-schema.md" in readme and "CONTRACT" not in readme
+
+
+def test_a_course_with_private_suites_in_the_cwd_is_left_untouched(tmp_path):
+    cwd = tmp_path / "course-repo"
+    (cwd / "private").mkdir(parents=True)
+    (cwd / "private" / "test_mine.py").write_text(
+        "import numpy as np\nimport pytest\n\n\n@pytest.mark.step('step2')\ndef test_mine(step):\n"
+        "    \"\"\"Mine\"\"\"\n    step.check(np.ones((2, 2)), 4)\n")
+    (cwd / "course.yaml").write_text("steps: [step2]\nmax_examples: 5\nextra_suites: [private/]\n")
+    [sub] = _class(tmp_path / "subs", a=RIGHT)
+    before = _listing(cwd)
+    res = subprocess.run([SCRIPT, "grade", str(sub), "--course", "course.yaml", "--format", "csv"],
+                         capture_output=True, text=True, env=_env(tmp_path), cwd=cwd, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert _listing(cwd) == before  # no __pycache__, no .hypothesis, no .pytest_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +29,6 @@ def check_out(out: Path | None) -> None:
     """Refuse an `--out` that cannot be written before grading a class into it (exit 2)."""
     if out is None:
         return
-    import os
     import stat
 
     try:
@@ -108,6 +108,10 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
         raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
     check_out(out)
+    # Importing the private suites must not leave __pycache__ beside them (often the cwd);
+    # spawned workers inherit the setting through the environment.
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         course_obj = load_course(course) if course else None
     except CourseError as exc:
