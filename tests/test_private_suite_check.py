@@ -142,3 +142,24 @@ def test_selftest_counts_only_mistakes_a_sound_private_test_fails(tmp_path):
     crash = _run(tmp_path, "selftest", "--course", str(wrong), "--step", "step2", "--jobs", "2")
     caught, total = map(int, _caught_column(crash.stdout).split("/"))
     assert total == int(n) and caught == 0, crash.stdout  # crashing on a mistake is no catch
+
+
+def test_a_grader_that_cannot_run_the_reference_blames_itself_not_the_course(tmp_path, monkeypatch):
+    """No sandbox can start (as the poisoned-worker tests make it): exit 3, never a course error."""
+    from click.testing import CliRunner
+
+    from attn_practice.cli import cli
+    from attn_practice.grader.sandbox.launcher import Launcher
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("sandbox spawn failed: fork failed: Resource temporarily unavailable")
+
+    course = _course(tmp_path, right=RIGHT_TEST)
+    sub = _sub(tmp_path, "alice", REFERENCE)
+    monkeypatch.setattr(Launcher, "spawn", broken)
+    for key, value in _env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    result = CliRunner().invoke(cli, ["grade", str(sub), "--course", str(course), "--format", "json"])
+    assert result.exit_code == 3, result.output
+    assert "could not run the private tests on the reference" in " ".join(result.stderr.split())
+    assert "would cost every student" not in result.stderr

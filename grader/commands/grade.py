@@ -159,9 +159,15 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
 
 def reference_check(path: Path, course: Course, cache_dir: Path | None, *, use_cache: bool) -> None:
     """Refuse (exit 2) a course whose private tests fail, crash or skip on the reference."""
-    from attn_practice.grader.staff.private_reference import check_on_reference
+    from attn_practice.grader.staff.private_reference import (
+        ReferenceCheckFailed,
+        check_on_reference,
+    )
 
-    problems = check_on_reference(course, cache_dir=cache_dir, use_cache=use_cache)
+    try:
+        problems = check_on_reference(course, cache_dir=cache_dir, use_cache=use_cache)
+    except ReferenceCheckFailed as exc:
+        raise Problem(str(exc), code=EXIT_INTERNAL) from None
     if problems:
         listed = "\n".join(f"  {p}" for p in problems)
         raise Problem(f"{path}: key 'extra_suites': {len(problems)} private test"

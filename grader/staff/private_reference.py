@@ -26,6 +26,10 @@ from attn_practice.grader.results import Status, TestResult
 from attn_practice.grader.staff.private_suites import PrivateTest, collect
 
 
+class ReferenceCheckFailed(RuntimeError):
+    """The grader itself failed while running the reference (no sandbox, ...): no verdict on the course."""
+
+
 @dataclass(frozen=True)
 class ReferenceProblem:
     test: PrivateTest
@@ -98,7 +102,15 @@ def check_on_reference(course: Course, *, cache_dir: Path | None = None,
         return []
     tests, _ = collect(list(course.extra_suites))
     steps = sorted({t.step for t in tests})
-    problems = judge(tests, reference_outcomes(course, steps)) if steps else []
+    outcomes = reference_outcomes(course, steps) if steps else {}
+    private = {t.name for t in tests}
+    for results in outcomes.values():  # our own tests failing as the grader's fault: not the course's
+        broken = [r for r in results if r.name not in private and r.failure is not None
+                  and r.failure.kind.grader_fault]
+        if broken:
+            raise ReferenceCheckFailed(f"could not run the private tests on the reference solution: "
+                                       f"{_short(broken[0].message, 300)}")
+    problems = judge(tests, outcomes)
     if not problems and use_cache:
         private_dir(marker.parent)
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -106,4 +118,4 @@ def check_on_reference(course: Course, *, cache_dir: Path | None = None,
     return problems
 
 
-__all__ = ["ReferenceProblem", "check_on_reference", "judge", "reference_outcomes"]
+__all__ = ["ReferenceCheckFailed", "ReferenceProblem", "check_on_reference", "judge", "reference_outcomes"]
