@@ -234,3 +234,19 @@ def test_an_unwritable_output_path_of_ci_is_a_usage_error(tmp_path):
                             capture_output=True, text=True, env=_env(tmp_path), timeout=300)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_cache_folder_inside_a_folder_others_control_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the parent folder to another user")
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    os.chown(parent, 65534, 65534)
+    result = _grade(tmp_path, _sub(tmp_path / "s", WRONG), cache_dir=parent / "cache")
+    assert result.returncode == 2, result.stderr
+    assert "swap the folder" in " ".join(result.stderr.split())
+    open_parent = tmp_path / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)  # world-writable without the sticky bit /tmp has
+    result = _grade(tmp_path, _sub(tmp_path / "t", WRONG), cache_dir=open_parent / "cache")
+    assert result.returncode == 2, result.stderr

@@ -53,6 +53,24 @@ def check_private(path: Path, *, what: str = "cache folder") -> None:
             f"the {what} {path} is writable by {'other users' if st.st_mode & 0o002 else 'its group'} "
             f"(mode {stat.S_IMODE(st.st_mode):04o}): they could forge results. "
             f"Run `chmod 700 {path}` or give another --cache-dir")
+    _check_ancestors(path, what)
+
+
+def _check_ancestors(path: Path, what: str) -> None:
+    """Every folder above `path` must be ours or root's, and writable by others only if sticky
+    (like /tmp): else its owner could move our folder away and put theirs in its place."""
+    me = os.geteuid()
+    for parent in Path(os.path.abspath(path)).parents:
+        try:
+            st = os.stat(parent)
+        except OSError:
+            continue
+        sticky = bool(st.st_mode & stat.S_ISVTX)
+        if st.st_uid not in (me, 0) or (st.st_mode & 0o022 and not sticky):
+            raise PrivateDirError(
+                f"the {what} {path} lies in {parent}, which {_owner_name(st.st_uid)} owns "
+                f"(mode {stat.S_IMODE(st.st_mode):04o}): whoever can write there could swap the "
+                "folder for theirs. Give a folder of your own with --cache-dir")
 
 
 def private_dir(path: Path, *, what: str = "cache folder") -> Path:
