@@ -48,7 +48,8 @@ class Snapshots:
         """A fresh copy of `source` (a folder) to hash and grade."""
         payload = walker.remote_payload(source, first=self._step_files)
         self._count += 1
-        dst = self.root / str(self._count)  # reports show PLACEHOLDER, never this name
+        # Named after the original (reports show PLACEHOLDER, but logs and workers see this).
+        dst = self.root / f"{self._count}-{(Path(source).name or 'submission')[:100]}"
         dst.mkdir(mode=0o700)
         made = {dst}
         for rel, data in payload["files"].items():
