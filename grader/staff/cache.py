@@ -267,20 +267,23 @@ def examples_directory() -> Path:
     return private_dir(default_directory().parent / "examples", what="example store")
 
 
-def isolate_hypothesis(directory: Path | None = None) -> None:
+def isolate_hypothesis(directory: Path | None = None, *, strict: bool = True) -> None:
     """Point Hypothesis's own storage (`.hypothesis/`) into a private folder, never the cwd.
 
     Hypothesis otherwise creates `.hypothesis/` in the current directory (for
     a CI job, often the submissions folder). Set before any test runs; spawned
     workers inherit it through the environment. Where the cache folder cannot
-    be created (a read-only home), a private temp folder serves instead.
+    be created (a read-only home), or is not private and `strict` is off
+    (`--no-cache`), a private temp folder serves instead.
     """
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
     try:
         where = private_dir((directory or default_directory().parent) / "hypothesis",
                             what="Hypothesis folder")
-    except PrivateDirUnavailable:
+    except PrivateDirError as exc:
+        if strict and not isinstance(exc, PrivateDirUnavailable):
+            raise
         import tempfile
 
         where = Path(tempfile.mkdtemp(prefix="attn-practice-hypothesis-"))
@@ -289,13 +292,22 @@ def isolate_hypothesis(directory: Path | None = None) -> None:
 
 def prepare(directory: Path | None, *, use_cache: bool = True) -> None:
     """Before grading: the cache folder (when used or named), Hypothesis's folder and the
-    example store, each created 0700 and checked ours; PrivateDirError (exit 2) if not."""
-    if use_cache or directory is not None:
+    example store, each created 0700 and checked ours; PrivateDirError (exit 2) if not.
+
+    With `--no-cache` and no `--cache-dir`, a default folder that is not private is
+    not an error: Hypothesis gets a temp folder and the examples stay in memory
+    (`replay.store_path` never uses a folder that fails the check).
+    """
+    strict = use_cache or directory is not None
+    if strict:
         private_dir(Path(directory) if directory is not None else default_directory())
     if use_cache:
         ResultsCache(directory).open()
-    isolate_hypothesis(Path(directory) if directory is not None else None)
+    isolate_hypothesis(Path(directory) if directory is not None else None, strict=strict)
     try:
         examples_directory()
     except PrivateDirUnavailable:
         pass  # nowhere to keep them: the examples stay in memory (see `replay.store_path`)
+    except PrivateDirError:
+        if strict:
+            raise
