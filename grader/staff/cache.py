@@ -284,9 +284,12 @@ def isolate_hypothesis(directory: Path | None = None, *, strict: bool = True) ->
     except PrivateDirError as exc:
         if strict and not isinstance(exc, PrivateDirUnavailable):
             raise
+        import atexit
+        import shutil
         import tempfile
 
         where = Path(tempfile.mkdtemp(prefix="attn-practice-hypothesis-"))
+        atexit.register(shutil.rmtree, where, True)  # after the workers, which share it, are gone
     os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(where)
 
 
