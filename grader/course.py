@@ -50,6 +50,43 @@ DEFAULT_SECRET_ENV = "ATTN_PRACTICE_SECRET"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+#: Names something other than attn-practice reads: setting the secret there would change
+#: how the loader, a shell, Python, pip or the CI runner behaves (or be overwritten by it).
+_RESERVED_NAMES = {
+    "PATH": "every shell", "HOME": "every shell", "IFS": "the shell", "ENV": "the shell",
+    "SHELL": "the shell", "SHELLOPTS": "the shell", "BASHOPTS": "the shell", "CDPATH": "the shell",
+    "GLOBIGNORE": "the shell", "PROMPT_COMMAND": "the shell", "PS1": "the shell", "PS2": "the shell",
+    "PS3": "the shell", "PS4": "the shell", "TMPDIR": "every program", "TMP": "every program",
+    "TEMP": "every program", "USER": "every program", "LOGNAME": "every program",
+    "PWD": "the shell", "OLDPWD": "the shell", "TERM": "every program", "LANG": "every program",
+    "LANGUAGE": "every program", "TZ": "every program", "NLSPATH": "the C library",
+    "HOSTALIASES": "the C library", "RESOLV_HOST_CONF": "the C library", "LOCALDOMAIN": "the C library",
+    "MALLOC_CHECK_": "the C library", "NODE_OPTIONS": "Node.js", "PERL5OPT": "Perl",
+    "PERL5LIB": "Perl", "RUBYOPT": "Ruby", "JAVA_TOOL_OPTIONS": "Java", "GIT_DIR": "git",
+    "ATTN_PRACTICE_CACHE": "attn-practice itself", "ATTN_PRACTICE_DEBUG": "attn-practice itself",
+    "ATTN_PRACTICE_VENV": "attn-practice itself", "ATTN_PRACTICE_TIME_LIMIT": "attn-practice itself",
+    "NO_COLOR": "attn-practice itself", "COLUMNS": "attn-practice itself", "CI": "CI runners",
+}
+_RESERVED_PREFIXES = (
+    ("LD_", "the dynamic loader"), ("DYLD_", "the dynamic loader"), ("GCONV_", "the C library"),
+    ("MALLOC_", "the C library"), ("GLIBC_", "the C library"), ("LC_", "every program"),
+    ("BASH_", "bash"), ("BASH", "bash"), ("ZDOTDIR", "zsh"), ("PYTHON", "Python"),
+    ("PIP_", "pip"), ("VIRTUAL_ENV", "Python"), ("CONDA", "conda"), ("PYTEST", "pytest"),
+    ("HYPOTHESIS", "Hypothesis"), ("XDG_", "attn-practice and most programs"),
+    ("GIT_", "git"), ("SSH_", "ssh"), ("GITHUB_", "GitHub Actions"), ("RUNNER_", "GitHub Actions"),
+    ("ACTIONS_", "GitHub Actions"), ("CI_", "GitLab CI"), ("GITLAB_", "GitLab CI"),
+    ("FF_", "GitLab CI"), ("DOCKER_", "Docker"), ("SUDO_", "sudo"),
+)
+
+
+def reserved_env(name: str) -> str:
+    """Who else reads environment variable `name` ("" when nobody we know of does)."""
+    upper = name.upper()
+    if upper in _RESERVED_NAMES:
+        return _RESERVED_NAMES[upper]
+    return next((who for prefix, who in _RESERVED_PREFIXES if upper.startswith(prefix)), "")
+
+
 class CourseError(ValueError):
     """The course file cannot be used; the message names the file, line and key."""
 
@@ -197,6 +234,9 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     secret_env = data.get("secret_env", DEFAULT_SECRET_ENV)
     if not isinstance(secret_env, str) or not _ENV_NAME.match(secret_env):
         raise fail("secret_env", f"expected an environment variable name, got {secret_env!r}")
+    if reserved_env(secret_env):
+        raise fail("secret_env", f"{secret_env} is read by {reserved_env(secret_env)}: the grading "
+                                 "secret must live in a variable of its own, such as MY_COURSE_SECRET")
     suites = _suites(data, path, fail)
     course = Course(path=path, steps=steps, points=points, timeouts=timeouts,
                     max_examples=max_examples, shrink=shrink, extra_suites=tuple(suites),

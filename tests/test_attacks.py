@@ -529,7 +529,7 @@ def test_attacks_as_unprivileged_user() -> None:
         assert out["markers"][name] == [], f"{name}: learner code got out as uid 65534"
     after = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
     assert after - before == set(), "processes of the unprivileged user remain"
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 60  # a ceiling on a loaded machine, not a timing target
     while _traces_of(65534) - traces_before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _traces_of(65534) - traces_before == set(), "IPC objects, keys or temp files of the run remain"

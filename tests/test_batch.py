@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -45,15 +44,13 @@ def test_csv_gradebook_one_row_each_in_order(klass):
 
 def test_second_run_comes_from_the_cache_and_changed_content_is_regraded(klass, tmp_path):
     cache = tmp_path / "cache"
-    t0 = time.perf_counter()
     _, first = run(*map(str, klass), "--format", "json", "--cache-dir", str(cache), "--jobs", "2")
-    cold = time.perf_counter() - t0
-    assert len(list(cache.rglob("*.json"))) == 3
-    t0 = time.perf_counter()
+    entries = {p: p.stat().st_ino for p in cache.rglob("*.json")}
+    assert len(entries) == 3
     _, second = run(*map(str, klass), "--format", "json", "--cache-dir", str(cache))
-    warm = time.perf_counter() - t0
     assert without_timings(json.loads(first)) == without_timings(json.loads(second))
-    assert warm < cold  # nothing was re-graded (not a timing target: see bench/)
+    # nothing was re-graded: a re-graded entry is stored anew (a new file); see bench/ for speed
+    assert {p: p.stat().st_ino for p in cache.rglob("*.json")} == entries
     # Same content under another name: still served, re-labelled.
     ann = json.loads(second)[0]
     assert ann["submission"] == str(klass[0])

@@ -214,7 +214,9 @@ def test_gradescope_zip_layout_and_modes(tmp_path):
     with zipfile.ZipFile(path) as zf:
         names = set(zf.namelist())
         wheel = [n for n in names if n.endswith(".whl")]
-        assert names == {"setup.sh", "run_autograder", "grading_secret", "constraints.txt", *wheel}
+        minors = {f"constraints-{m}.txt" for m in ("3.10", "3.11", "3.12", "3.13")}
+        assert names == {"setup.sh", "run_autograder", "grading_secret", "constraints.txt", *wheel,
+                         *minors}
         assert len(wheel) == 1
         for name in ("setup.sh", "run_autograder"):
             assert _mode(zf.getinfo(name)) == 0o755
@@ -228,7 +230,8 @@ def test_gradescope_zip_layout_and_modes(tmp_path):
     assert '--out "${AUTOGRADER_ROOT:-/autograder}/results/results.json"' in run
     assert "--format gradescope" in run and "--course" not in run
     assert run.rstrip().endswith("exit 0")
-    assert f'-c "$HERE/constraints.txt" "$HERE"/{wheel[0]}' in setup
+    assert f'-c "$CONSTRAINTS" "$HERE"/{wheel[0]}' in setup
+    assert 'CONSTRAINTS="$HERE/constraints-$MINOR.txt"' in setup
     two = [zipfile.ZipFile(__import__("io").BytesIO(ci_setup.gradescope_zip())).read("grading_secret")
            for _ in range(2)]
     assert two[0] != two[1] and len(two[0]) == 64  # a fresh secret every bundle

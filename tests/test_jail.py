@@ -415,7 +415,7 @@ def test_cli_grade_as_an_unprivileged_user() -> None:
     for name, report in zip(names, reports, strict=True):
         problems = T.check_grade(name, report, T._spec(name))
         assert not problems, f"{name} (uid 65534, CLI):\n" + "\n".join(problems)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a ceiling on a loaded machine, not a timing target
     while time.monotonic() < deadline:
         after = {p for p, (uid, _, _) in T._processes().items() if uid == 65534} - before
         traces = T._traces_of(65534) - traces_before

@@ -140,7 +140,7 @@ def test_protocol_deadline_bounds_a_trickling_peer() -> None:
     stop = threading.Event()
 
     def trickle() -> None:
-        msg = _raw(json.dumps({"ok": True, "pad": "x" * 100}).encode())
+        msg = _raw(json.dumps({"ok": True, "pad": "x" * 600}).encode())  # ~30 s of trickle
         for byte in msg:
             if stop.is_set():
                 return
@@ -154,7 +154,7 @@ def test_protocol_deadline_bounds_a_trickling_peer() -> None:
     t0 = time.monotonic()
     with pytest.raises(TimeoutError):
         protocol.recv(b, deadline=t0 + 0.5)
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 15.0  # far short of the trickle, however loaded the machine
     stop.set()
     a.close()
     b.close()
@@ -401,7 +401,7 @@ def _is_sock(fd):
     finally:
         lr.close()
     assert info.value.kind == "timeout"
-    assert time.monotonic() - t0 < LIMITS.call_timeout + 2.0
+    assert time.monotonic() - t0 < LIMITS.call_timeout + 20.0  # the writer would take 40 s
 
 
 def test_submission_budget_stops_a_slow_submission(launcher: Launcher) -> None:

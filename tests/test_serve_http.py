@@ -372,7 +372,10 @@ def test_a_save_from_another_editor_is_announced_and_rechecked_over_sse(server):
             pass
 
     threading.Thread(target=read, daemon=True).start()
-    write_step(server.root, "step1", WRONG_STEP1)  # as an editor would save it
+    # As an editor would save it; content this module's server has never seen (the server is
+    # shared by the module: an earlier test may have left WRONG_STEP1 there, and a save that
+    # changes nothing is rightly not announced, so the wait would never come true).
+    write_step(server.root, "step1", WRONG_STEP1 + f"\n# saved elsewhere {threading.get_ident()}-{id(events)}\n")
     assert wait_until(lambda: any(e == "check" and d["step"] == "step1" and d["origin"] == "disk"
                                   for e, d in events), timeout=120), events
     kinds = [e for e, d in events if d.get("step") == "step1"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from attn_practice.grader.commands.common import EXIT_FAILED, EXIT_INTERNAL, Problem, say
+from attn_practice.grader.commands.common import EXIT_FAILED, Problem, say
 from attn_practice.grader.staff import ci_setup
 
 ci = click.Group(
@@ -49,8 +49,8 @@ def _install(path: Path, data: str | bytes, force: bool) -> None:
         written = ci_setup.install_file(path, data, force=force)
     except ci_setup.WouldOverwrite as exc:
         raise Problem(str(exc), code=EXIT_FAILED) from exc
-    except OSError as exc:
-        raise Problem(f"cannot write {path}: {exc.strerror or exc}", code=EXIT_INTERNAL) from exc
+    except OSError as exc:  # an output path that cannot be written is a usage error (exit 2)
+        raise Problem(f"cannot write {path}: {exc.strerror or exc}") from exc
     if written.action == "unchanged":
         say(f"{path} is already up to date.")
     elif written.action == "replaced":
@@ -112,7 +112,11 @@ def github(directory: Path, package: str, course: Path | None, private_repo: str
                                                         for c in private_repo)):
         raise click.BadParameter("expected OWNER/NAME", param_hint="--private-repo")
     setup = _template(directory, course, package, private_repo or PRIVATE_REPO_VAR, force)
-    _install(directory / GITHUB_WORKFLOW, github_workflow(setup), force)
+    try:
+        workflow = github_workflow(setup)
+    except ValueError as exc:  # a value GitHub would evaluate as an expression
+        raise Problem(str(exc)) from None
+    _install(directory / GITHUB_WORKFLOW, workflow, force)
 
 
 @ci.command("gitlab")

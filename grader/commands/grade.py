@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from attn_practice.grader.commands.common import (
     EXIT_FAILED,
+    EXIT_INTERNAL,
     EXIT_PASSED,
     Problem,
     console,
@@ -25,6 +29,34 @@ def notice(messages: list[str]) -> None:
 
     for m in messages:
         error_console().print(Text.assemble(("warning: ", "bold yellow"), m), soft_wrap=True)
+
+
+if TYPE_CHECKING:
+    from attn_practice.grader.course import Course
+    from attn_practice.grader.results import GradeReport
+
+
+def check_out(out: Path | None) -> None:
+    """Refuse an `--out` that cannot be written before grading a class into it (exit 2)."""
+    if out is None:
+        return
+    import stat
+
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise Problem(f"--out {out}: {exc.strerror or exc}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise Problem(f"--out {out} is a folder; give a file name")
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return  # /dev/stdout, a pipe: written in place
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise Problem(f"--out {out}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (st is not None and not os.access(out, os.W_OK)):
+        raise Problem(f"--out {out}: not writable (check the permissions of {parent})")
 
 
 # ------------------------------------------------------------------ grade
@@ -49,12 +81,14 @@ SINGLE_SUBMISSION = {
 @click.option("--no-cache", is_flag=True, help="Re-grade even if a cached result exists.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where cached results live.")
+@click.option("--regrade-timeouts", is_flag=True,
+              help="Grade again the submissions whose cached result holds a timeout.")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
 @click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
 def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
-          jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
-          verbose: bool) -> int:
+          jobs: int | None, no_cache: bool, cache_dir: Path | None, regrade_timeouts: bool,
+          dask_address: str | None, verbose: bool) -> int:
     """Grade one or more SUBMISSIONs: folders, .zip or .ipynb files (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
@@ -88,10 +122,24 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
                       "--format json, csv or junit for a class")
     if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
         raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
+    check_out(out)
+    # Importing the private suites must not leave __pycache__ beside them (often the cwd);
+    # spawned workers inherit the setting through the environment.
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         course_obj = load_course(course) if course else None
     except CourseError as exc:
         raise Problem(str(exc)) from None
+    from attn_practice.grader.staff.cache import prepare
+    from attn_practice.grader.staff.private_dir import PrivateDirError
+
+    try:  # 0700 and ours, or refused; never a `.hypothesis/` in the cwd or a submission
+        prepare(cache_dir, use_cache=not no_cache)
+    except PrivateDirError as exc:
+        raise Problem(str(exc)) from None
+    if course_obj is not None:
+        reference_check(course, course_obj, cache_dir, use_cache=not no_cache)
     request = GradeRequest(
         submissions=[s.path for s in located],
         labels=[s.label for s in located],
@@ -100,13 +148,13 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         use_cache=not no_cache,
         cache_dir=cache_dir,
         dask_address=dask_address,
-        progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
-        (fmt == "rich" and len(located) > 1),
+        progress=len(located) > 1,  # a bar on a terminal, a line every 10 s in a CI log
         graded_paths=[s.graded_path for s in located],
+        regrade_timeouts=regrade_timeouts,
     )
     try:
         reports = [p.finish(r) for p, r in zip(located, run_grading(request), strict=True)]
-    except RuntimeError as exc:
+    except (RuntimeError, PrivateDirError) as exc:
         raise Problem(str(exc)) from None
     if fmt != "rich":  # the rich report shows them itself
         from attn_practice.grader.staff.intake import warning_lines
@@ -116,8 +164,54 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         from attn_practice.grader.commands.report import grade_html
 
         grade_html(reports, out)
+        grader_failures(reports)
         exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
     from attn_practice.grader.reports.output import emit
 
-    emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    try:
+        emit(reports, fmt, out=out, console=console(), verbose=verbose)
+    except OSError as exc:
+        raise Problem(f"could not write {out}: {exc.strerror or exc}") from None
+    grader_failures(reports)
     exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
+
+
+def reference_check(path: Path, course: Course, cache_dir: Path | None, *, use_cache: bool) -> None:
+    """Refuse (exit 2) a course whose private tests fail, crash or skip on the reference."""
+    from attn_practice.grader.staff.private_reference import (
+        ReferenceCheckFailed,
+        check_on_reference,
+    )
+
+    try:
+        problems = check_on_reference(course, cache_dir=cache_dir, use_cache=use_cache)
+    except ReferenceCheckFailed as exc:
+        raise Problem(str(exc), code=EXIT_INTERNAL) from None
+    if problems:
+        listed = "\n".join(f"  {p}" for p in problems)
+        raise Problem(f"{path}: key 'extra_suites': {len(problems)} private test"
+                      f"{'s' if len(problems) > 1 else ''} would cost every student the step, so "
+                      f"nothing was graded; fix {'them' if len(problems) > 1 else 'it'} and grade "
+                      f"again (`attn-practice selftest --course {path}` shows more):\n{listed}")
+
+
+def grader_failures(reports: Sequence[GradeReport]) -> None:
+    """Exit 3 with a note for staff when the grader itself failed on a test (CONTRACT 4.4).
+
+    The reports (already written) say so to the student, never as a verdict;
+    this says what failed, for the people who can fix it.
+    """
+    failed = [(r, s, t) for r in reports for s in r.steps for t in s.tests
+              if t.failure is not None and t.failure.kind.grader_fault]
+    if not failed:
+        return
+    lines = [f"  {r.submission}: {s.id} {t.name!r}: {' '.join(t.message.split())[:300]}"
+             for r, s, t in failed[:20]]
+    more = f"\n  ... and {len(failed) - 20} more" if len(failed) > 20 else ""
+    subs = len({r.submission for r, _, _ in failed})
+    raise Problem(f"the grader itself failed on {len(failed)} test{'s' if len(failed) > 1 else ''} "
+                  f"in {subs} submission{'s' if subs > 1 else ''} (retried once; not the students' "
+                  "doing, and their reports say so, with no verdict). Usual causes: this machine "
+                  "could not start a sandbox, or a private test crashed on a learner's answer "
+                  "(make it judge with step.check, step.compare or step.require).\n"
+                  + "\n".join(lines) + more, code=EXIT_INTERNAL)

@@ -83,10 +83,10 @@ def write(text: str, out: Path | None, fmt: str) -> None:
                           "(or pipe the output to a file).")
         sys.stdout.write(text)
         return
-    from attn_practice.grader.atomic import write_atomic
+    from attn_practice.grader.atomic import write_output
 
     try:
-        write_atomic(out, text)
+        write_output(out, text)
     except OSError as exc:
         raise Problem(f"could not write {out}: {exc.strerror or exc}.") from None
 

@@ -53,6 +53,13 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
         exercises = [resolve_step(s) for s in steps] or None
     except (CourseError, UnknownStep) as exc:
         raise Problem(str(exc)) from None
+    from attn_practice.grader.staff.cache import isolate_hypothesis
+    from attn_practice.grader.staff.private_dir import PrivateDirError
+
+    try:
+        isolate_hypothesis()  # Hypothesis's files under the cache folder, never in the cwd
+    except PrivateDirError as exc:
+        raise Problem(str(exc)) from None
     summaries = run_selftest(exercises, course_obj, jobs)
     out = console()
     private = any(s.private for s in summaries)

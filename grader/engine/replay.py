@@ -42,7 +42,7 @@ from attn_practice.grader.suites.assertions import StepContext, StepFailure
 FORMAT = 1
 
 
-def store_path(secret: str | None = None) -> Path:
+def store_path(secret: str | None = None) -> Path | None:
     """Where recordings for *this* grader, Hypothesis, NumPy and secret live.
 
     Keyed by the secret's hash (`secret_tag`), never the secret: examples
@@ -50,12 +50,17 @@ def store_path(secret: str | None = None) -> Path:
     """
     import hypothesis
 
-    from attn_practice.grader.staff.cache import default_directory, grader_fingerprint
+    from attn_practice.grader.staff.cache import examples_directory, grader_fingerprint
+    from attn_practice.grader.staff.private_dir import PrivateDirError
 
     key = hashlib.sha256(
         f"{FORMAT}|{grader_fingerprint()}|{hypothesis.__version__}|{np.__version__}|{secret_tag(secret)}".encode()
     ).hexdigest()[:20]
-    return default_directory().parent / "examples" / f"{key}.bin"
+    try:
+        folder = examples_directory()  # 0700, ours (CONTRACT 4.3: the inputs are secret)
+    except PrivateDirError:
+        return None  # a folder others control: keep the examples in memory only
+    return folder / f"{key}.bin"
 
 
 class ExampleReplay:
@@ -223,7 +228,7 @@ class ExampleReplay:
         head = json.dumps({"format": FORMAT, "tests": tests, "complete": sorted(merged.complete)}).encode()
         data = len(head).to_bytes(8, "little") + head + b"".join(chunks)
         try:
-            write_atomic(self.store, data)
+            write_atomic(self.store, data, mode=0o600)
         except OSError:
             return  # a read-only home: replay stays in memory for this run
         self.dirty = False

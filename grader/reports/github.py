@@ -40,6 +40,7 @@ from attn_practice.grader.reports._text import (
     step_headline,
     step_problem,
 )
+from attn_practice.grader.reports.checks import check_lines, checks_heading, failing_headline
 from attn_practice.grader.reports.junit import step_file
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
@@ -90,13 +91,20 @@ def _unit(steps: Sequence[StepResult]) -> Fraction | None:
     return unit if shares <= MAX_SHARES else None
 
 
+def _checks(step: StepResult) -> str:
+    """Every check with ✓/✗, the failing ones first ("" for a step with none)."""
+    lines = check_lines(step)
+    return checks_heading(step) + "\n" + "\n".join(lines) if lines else ""
+
+
 def _message(step: StepResult) -> str:
+    """The failing test's name, every check, then why (bounded for the reporter's table)."""
     if step.passed:
-        return ""
-    text = step_problem(step)
+        return bound(defang(_checks(step)), MESSAGE_LIMIT)
+    parts = [failing_headline(step), _checks(step), step_problem(step)]
     if step.diagnoses:
-        text += "\n\nLikely mistake: " + ", ".join(f"{d.id} ({d.title})" for d in step.diagnoses)
-    return bound(defang(text), MESSAGE_LIMIT)
+        parts.append("Likely mistake: " + ", ".join(f"{d.id} ({d.title})" for d in step.diagnoses))
+    return bound(defang("\n\n".join(p for p in parts if p)), MESSAGE_LIMIT)
 
 
 def _test_code(step: StepResult) -> str:
@@ -209,9 +217,15 @@ def summary_markdown(reports: Sequence[GradeReport]) -> str:
             out.append("")
         for s in r.steps:
             if s.passed:
+                if s.tests:
+                    out += [f"<details><summary>{_cell(s.id)}: {_cell(checks_heading(s).rstrip(':'))}"
+                            "</summary>\n", fence("\n".join(check_lines(s))), "\n</details>\n"]
                 continue
-            out += [f"<details><summary>{_cell(s.id)}: why it did not pass</summary>\n",
-                    fence(bound(clean(step_problem(s)), MESSAGE_LIMIT)), "\n</details>\n"]
+            head = failing_headline(s)
+            out += [f"<details><summary>{_cell(s.id)}: why it did not pass"
+                    f"{' (' + _cell(head) + ')' if head else ''}</summary>\n",
+                    fence(bound(clean("\n\n".join(p for p in (_checks(s), step_problem(s)) if p)),
+                                MESSAGE_LIMIT * 4)), "\n</details>\n"]
     return "\n".join(out) + "\n"
 
 
@@ -233,7 +247,8 @@ def annotations(report: GradeReport) -> list[str]:
     for s in report.steps:
         file = "" if s.status is Status.MISSING else step_file(report, s)
         if not s.passed:
-            message = step_headline(s) or f"{s.id} {s.status}"
+            first = failing_headline(s)
+            message = (f"{first}: " if first else "") + (step_headline(s) or f"{s.id} {s.status}")
             if s.diagnoses:
                 message += "\nLikely mistake: " + ", ".join(f"{d.id} ({d.title})" for d in s.diagnoses)
             title = f"{s.id} {s.status} ({num(s.score)}/{num(s.max_score)})"
@@ -259,6 +274,7 @@ def _log_text(reports: Sequence[GradeReport]) -> str:
             head = "" if s.passed else f": {label(step_headline(s))}"
             extra = "" if s.counted else " (bonus, not counted)"
             parts.append(f"  {s.id} {s.status} {num(s.score)}/{num(s.max_score)}{extra}{ids}{head}")
+            parts += [f"    {line}" for line in check_lines(s)]
         for s in r.steps:
             if s.output:
                 parts.append(f"----- {s.id}: what your code printed -----")

@@ -19,7 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from attn_practice.grader.atomic import write_atomic as _write_atomic
+from attn_practice.grader.atomic import write_output as _write_atomic
 from attn_practice.grader.reports._text import (
     OUTPUT_LIMIT,
     bound,
@@ -33,6 +33,7 @@ from attn_practice.grader.reports._text import (
     step_number,
     step_problem,
 )
+from attn_practice.grader.reports.checks import check_lines, checks_heading, failing_headline
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -40,13 +41,19 @@ OUTPUT_FORMATS = ("md", "text")
 
 
 def _test_output(step: StepResult, fmt: str) -> str:
-    """What went wrong, the known mistake, notes, and (bounded) what the code printed."""
+    """The failing test's name first, every check with ✓/✗, then what went wrong, the
+    known mistake, notes and (bounded) what the code printed."""
     problem = clean(step_problem(step))
     diag = clean(diagnosis_text(step))
     notes = [clean(n) for n in step.notes]
     printed = bound(clean(step.output), OUTPUT_LIMIT) if step.output else ""
+    headline, heading, checks = failing_headline(step), checks_heading(step), check_lines(step)
     parts: list[str] = []
     if fmt == "md":
+        if headline:
+            parts.append(f"**{md_escape(headline)}**")
+        if checks:
+            parts.append(md_escape(heading) + "\n\n" + fence("\n".join(checks)))
         if problem:
             parts.append(fence(bound(problem, OUTPUT_LIMIT)))
         for d in step.diagnoses:
@@ -58,6 +65,10 @@ def _test_output(step: StepResult, fmt: str) -> str:
         if printed:
             parts.append("Your code printed:\n\n" + fence(printed))
     else:
+        if headline:
+            parts.append(headline)
+        if checks:
+            parts.append(heading + "\n" + "\n".join(checks))
         if problem:
             parts.append(bound(problem, OUTPUT_LIMIT))
         if diag:

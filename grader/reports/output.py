@@ -29,9 +29,9 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
         return
     text = render(reports, fmt)
     if out is not None:
-        from attn_practice.grader.atomic import write_atomic
+        from attn_practice.grader.atomic import write_output
 
-        write_atomic(Path(out), text if text.endswith("\n") else text + "\n")
+        write_output(Path(out), text if text.endswith("\n") else text + "\n")
     else:
         import sys
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -30,6 +29,7 @@ from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
 from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
+from attn_practice.grader.staff.cache import PLACEHOLDER
 
 
 @dataclass
@@ -44,6 +44,8 @@ class GradeRequest:
     progress: bool = False
     #: per submission, the folder graded inside it when the step files sat one level down
     graded_paths: Sequence[str] | None = None
+    #: serve no cached report that holds a timeout (`grade --regrade-timeouts`)
+    regrade_timeouts: bool = False
 
 
 def options_for(course: Course, *, secret: str | None = None) -> RunOptions:
@@ -129,32 +131,73 @@ def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
 
 # -- driver --------------------------------------------------------------------
 def run_grading(request: GradeRequest) -> list[GradeReport]:
-    """Grade every submission; returns reports in the order given."""
+    """Grade every submission; returns reports in the order given.
+
+    Each submission is copied first and the copy is hashed and graded
+    (`staff.snapshot`); reports are graded under the cache's PLACEHOLDER and
+    attached to their own submission's path on the way out (`staff.cache`).
+    """
+    from attn_practice.grader.staff.cache import attach, normalise
+    from attn_practice.grader.staff.progress import Progress
+    from attn_practice.grader.staff.snapshot import Snapshots
+
     course = request.course or default_course()
     options = options_for(course)
-    paths = [Path(p) for p in request.submissions]
-    labels = list(request.labels or [str(p) for p in paths])
+    labels = list(request.labels or [str(p) for p in request.submissions])
     results: dict[int, GradeReport] = {}
-    cache, keys = _open_cache(request, course, paths, options.secret)
-    todo = []
-    for i in range(len(paths)):
-        cached = cache.get(keys[i], submission=labels[i]) if cache is not None and keys[i] else None
-        if cached is not None:
-            results[i] = replace(cached, submission=labels[i])
-        else:
-            todo.append(i)
-    with _Progress(len(paths), enabled=request.progress) as progress:
-        for _ in results:
-            progress.advance(results[_])
-        for i, report in _grade_todo(request, options, course, paths, labels, todo):
-            results[i] = report
-            if cache is not None and keys[i]:
-                cache.put(keys[i], report)  # refuses what is not `cacheable` (errors, grader failures)
-            progress.advance(report)
+    with Snapshots() as snapshots:
+        paths, copied = _take_all(snapshots, request.submissions)
+        cache, keys = _open_cache(request, course, paths, options.secret)
+        keys = [k if ok else None for k, ok in zip(keys, copied, strict=True)]
+        todo = []
+        for i in range(len(paths)):
+            cached = cache.get(keys[i]) if cache is not None and keys[i] else None
+            if cached is not None:
+                results[i] = cached
+            else:
+                todo.append(i)
+        with Progress(len(paths), enabled=request.progress) as progress:
+            for i in results:
+                progress.advance(results[i])
+            fresh = []
+            anonymous = [PLACEHOLDER] * len(paths)
+            for i, report in _grade_todo(request, options, course, paths, anonymous, todo):
+                results[i] = normalise(report, str(paths[i]))
+                fresh.append(i)
+                progress.advance(report)
+        if cache is not None:
+            _confirm_timeouts(options, paths, results, fresh)
+            for i in fresh:
+                if keys[i]:
+                    cache.put(keys[i], results[i])  # refuses what is not `cacheable`
     where = list(request.graded_paths or [""] * len(paths))
     # One total per course (CONTRACT 4.1), cached or fresh, whatever files each held.
-    return [replace(course.apply(results[i]), graded_path=where[i]) for i in range(len(paths))
-            if i in results]
+    return [replace(course.apply(attach(results[i], labels[i])), graded_path=where[i])
+            for i in range(len(paths)) if i in results]
+
+
+def _take_all(snapshots: Any, sources: Sequence[Path]) -> tuple[list[Path], list[bool]]:
+    """A copy of each submission to hash and grade; the original (never cached) if it cannot be copied."""
+    paths, copied = [], []
+    for source in sources:
+        try:
+            paths.append(snapshots.take(source))
+            copied.append(True)
+        except (OSError, ValueError):
+            paths.append(Path(source))
+            copied.append(False)
+    return paths, copied
+
+
+def _confirm_timeouts(options: RunOptions, paths: list[Path], results: dict[int, GradeReport],
+                      fresh: list[int]) -> None:
+    """Mark fresh timeouts that overran by a wide margin, so they may be cached (`staff.timeouts`)."""
+    from attn_practice.grader.staff.timeouts import confirm, timed_out_steps
+
+    timed = [i for i in fresh if timed_out_steps(results[i])]
+    if timed:
+        for i, report in zip(timed, confirm(options, [(paths[i], results[i]) for i in timed]), strict=True):
+            results[i] = report
 
 
 def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, paths: list[Path],
@@ -291,7 +334,7 @@ def _open_cache(request: GradeRequest, course: Course, paths: list[Path],
         return None, [None] * len(paths)
     from attn_practice.grader.staff.cache import ResultsCache, grader_fingerprint
 
-    cache = ResultsCache(request.cache_dir) if request.cache_dir else ResultsCache()
+    cache = ResultsCache(request.cache_dir, regrade_timeouts=request.regrade_timeouts).open()
     fingerprint = course.fingerprint or "default"
     version = grader_fingerprint()
     examples = secret_tag(secret)
@@ -303,50 +346,3 @@ def _open_cache(request: GradeRequest, course: Course, paths: list[Path],
         except Exception:  # noqa: BLE001 - a submission that cannot be keyed is graded, not cached
             keys.append(None)
     return cache, keys
-
-
-class _Progress:
-    """A rich progress bar on stderr: done/total, rate, ETA, failures so far."""
-
-    def __init__(self, total: int, *, enabled: bool):
-        self.total = total
-        self.enabled = enabled and total > 1
-        self.failures = 0
-        self.done = 0
-        self.t0 = time.perf_counter()
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]}/s"), TimeRemainingColumn(),
-                                 TextColumn("[red]{task.fields[failures]} failing"),
-                                 console=Console(stderr=True), transient=False)
-            self._bar.start()
-            self._task = self._bar.add_task("grading", total=self.total, rate="0.0", failures=0)
-        return self
-
-    def advance(self, report: GradeReport) -> None:
-        self.done += 1
-        self.failures += not report.passed
-        if self.enabled:
-            rate = self.done / max(time.perf_counter() - self.t0, 1e-9)
-            self._bar.update(self._task, advance=1, rate=f"{rate:.1f}", failures=self.failures)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self._bar.stop()
-            elapsed = time.perf_counter() - self.t0
-            from rich.console import Console
-
-            Console(stderr=True).print(
-                f"graded {self.done}/{self.total} in {elapsed:.1f} s "
-                f"({self.done / max(elapsed, 1e-9):.1f}/s); {self.failures} not fully passing")

@@ -17,7 +17,6 @@ templates meant to be read and edited by instructors.
 from __future__ import annotations
 
 import io
-import json
 import secrets
 import shlex
 import shutil
@@ -28,7 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.atomic import write_atomic, write_output
+from attn_practice.grader.staff.yaml_values import no_expression, yaml_quote
 
 #: The Python the grader runs on here: the pins in constraints.txt are for it.
 PYTHON_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -104,6 +104,8 @@ def github_workflow(setup: Setup | str | None = None, python: str = PYTHON_VERSI
         setup = Setup(package=check_package(setup) if setup else "", wheel="" if setup else
                       _default_wheel(), python=python)
     cache_path = f"{TEMPLATE_DIR}/{CONSTRAINTS}" if not setup.package else str(GITHUB_WORKFLOW)
+    repo = (setup.private_repo if setup.private_repo == PRIVATE_REPO_VAR
+            else no_expression(setup.private_repo, "the private repository"))
     private = ""
     if setup.private:
         private = f"""\
@@ -113,7 +115,7 @@ def github_workflow(setup: Setup | str | None = None, python: str = PYTHON_VERSI
       - name: Check out the private tests
         uses: actions/checkout@v4
         with:
-          repository: {json.dumps(setup.private_repo)}
+          repository: {yaml_quote(repo)}
           token: ${{{{ secrets.{TOKEN_SECRET} }}}}
           path: {PRIVATE_CHECKOUT}
           persist-credentials: false
@@ -146,19 +148,17 @@ jobs:
 {private}      - name: Set up Python
         uses: actions/setup-python@v5
         with:
-          python-version: {json.dumps(setup.python)}
+          python-version: {yaml_quote(setup.python)}
           cache: pip
-          cache-dependency-path: {json.dumps(cache_path)}
+          cache-dependency-path: {yaml_quote(cache_path)}
       - name: Install attn-practice
-        run: |
-          {setup.pip_install()}
+        run: {yaml_quote(no_expression(setup.pip_install(), "the package"))}
       - name: Grade with attn-practice
         id: attn-practice
         env:
           # The secret that seeds generated inputs: set it once for the organisation.
           {setup.secret_env}: ${{{{ secrets.{setup.secret_env} }}}}
-        run: |
-          {setup.grade("github")}
+        run: {yaml_quote(no_expression(setup.grade("github"), "the course file's path"))}
       - name: Autograding Reporter
         # Report even when grading failed a step (the step then exits 1).
         if: ${{{{ !cancelled() && steps.attn-practice.outputs.result != '' }}}}
@@ -180,7 +180,7 @@ def gitlab_ci(setup: Setup | str | None = None, python: str = PYTHON_VERSION) ->
         script.append(f'git clone --depth 1 "https://gitlab-ci-token:${{CI_JOB_TOKEN}}@'
                       f'${{CI_SERVER_HOST}}/${{{GITLAB_PRIVATE_VAR}}}.git" {PRIVATE_CHECKOUT}')
     script.append(setup.grade("junit", "report.xml"))
-    lines = "\n".join(f"    - {json.dumps(s)}" for s in script)
+    lines = "\n".join(f"    - {yaml_quote(s)}" for s in script)
     private = ""
     if setup.private:
         private = f"""\
@@ -193,7 +193,7 @@ def gitlab_ci(setup: Setup | str | None = None, python: str = PYTHON_VERSION) ->
 # The JUnit report appears in the pipeline's Tests tab and in merge requests.
 # The grading secret is the CI/CD variable {setup.secret_env} (masked, protected).
 {private}attn-practice:
-  image: {json.dumps(f"python:{setup.python}")}
+  image: {yaml_quote(f"python:{setup.python}")}
   variables:
     PIP_CACHE_DIR: "$CI_PROJECT_DIR/.cache/pip"
   cache:
@@ -270,7 +270,7 @@ def gradescope_setup(package: str = DEFAULT_PACKAGE, python: str = PYTHON_VERSIO
         bundled = _bundled(spec)
         target = f'"$HERE"/{shlex.quote(bundled.name)}' if bundled else shlex.quote(spec)
     else:
-        target = f'-c "$HERE/{CONSTRAINTS}" "$HERE"/{shlex.quote(_default_wheel())}'
+        target = f'-c "$CONSTRAINTS" "$HERE"/{shlex.quote(_default_wheel())}'
     return f"""\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, while building the autograder image.
@@ -278,17 +278,28 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 VENV="${{ATTN_PRACTICE_VENV:-{GRADESCOPE_VENV}}}"
 export DEBIAN_FRONTEND=noninteractive
-# The pinned dependencies were tested on Python {python}: use it when there is one.
-PY=python{python}
-if ! command -v "$PY" >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    apt-get update && apt-get install -y "python{python}" "python{python}-venv" || true
+# Any Python 3.10 to 3.13 will do (the bundle has constraints for each); the
+# exact pins were tested on {python}, so it comes first when the image has it.
+supported() {{ "$1" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null; }}
+PY=""
+for candidate in python{python} python3 python3.13 python3.12 python3.11 python3.10; do
+  if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
+    PY="$candidate"
+    break
   fi
+done
+if [ -z "$PY" ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update && apt-get install -y python3 python3-venv || true
+  if supported python3; then PY=python3; fi
 fi
-if ! command -v "$PY" >/dev/null 2>&1; then
-  PY=python3
-  echo "warning: python{python} is not available; trying $($PY --version 2>&1)" >&2
+if [ -z "$PY" ]; then
+  echo "error: attn-practice needs Python 3.10 to 3.13; none was found" >&2
+  exit 1
 fi
+MINOR="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+CONSTRAINTS="$HERE/constraints-$MINOR.txt"
+if [ ! -f "$CONSTRAINTS" ]; then CONSTRAINTS="$HERE/{CONSTRAINTS}"; fi
+echo "attn-practice: installing on $("$PY" --version 2>&1) with $(basename "$CONSTRAINTS")"
 if ! "$PY" -m venv "$VENV"; then
   apt-get update
   apt-get install -y python3-venv python3-pip
@@ -399,11 +410,19 @@ def gradescope_zip(package: str = DEFAULT_PACKAGE, course: Path | None = None, *
             if bundled is not None:
                 zf.writestr(_zip_entry(bundled.name, 0o644), bundled.read_bytes())
         else:
-            from attn_practice.grader.staff.wheel import constraints_text, grader_wheel
+            from attn_practice.grader.staff.wheel import (
+                SUPPORTED_MINORS,
+                constraints_for,
+                constraints_text,
+                grader_wheel,
+            )
 
             name, blob = grader_wheel()
             zf.writestr(_zip_entry(name, 0o644), blob)
             zf.writestr(_zip_entry(CONSTRAINTS, 0o644), constraints_text().encode())
+            for minor in SUPPORTED_MINORS:  # setup.sh takes the one for the image's Python
+                zf.writestr(_zip_entry(f"constraints-{minor}.txt", 0o644),
+                            constraints_for(minor).encode())
     return buf.getvalue()
 
 
@@ -435,6 +454,9 @@ def install_file(path: Path, data: str | bytes, *, force: bool = False, mode: in
     blob = data.encode() if isinstance(data, str) else data
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory")
+    if path.exists() and (path.is_symlink() or not path.is_file()):
+        write_output(path, blob, mode=mode)  # /dev/stdout, a FIFO, a link: through it, never replaced
+        return Written(path, "replaced")
     if path.exists():
         if path.read_bytes() == blob:
             return Written(path, "unchanged")

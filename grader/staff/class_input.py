@@ -151,6 +151,12 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
         raise NotAGradeReport(f"{path} is not a grade report: not valid JSON (line {exc.lineno}, "
                               f"column {exc.colno}: {exc.msg}). Give the JSON that "
                               "`attn-practice grade --format json --out FILE` wrote.") from None
+    except RecursionError:
+        data = None
+    if data is None and text.strip() != "null" or _too_deep(data):
+        raise NotAGradeReport(f"{path} is not a grade report: its JSON is nested more than "
+                              f"{MAX_JSON_DEPTH} levels deep. Give the JSON that "
+                              "`attn-practice grade --format json --out FILE` wrote.")
     items = data if isinstance(data, list) else [data]
     for i, item in enumerate(items):
         problem = _not_a_report(item)
@@ -159,6 +165,25 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
             raise NotAGradeReport(f"{where} is not a grade report: {problem}. Give the JSON that "
                                   "`attn-practice grade --format json --out FILE` wrote.")
     return items
+
+
+#: A grade report is about six levels deep; anything far deeper is not one (and is not
+#: walked: a hostile file of 100,000 brackets must be refused, not recursed into).
+MAX_JSON_DEPTH = 64
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether parsed JSON nests deeper than MAX_JSON_DEPTH (checked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
 
 
 def _not_a_report(item: Any) -> str:

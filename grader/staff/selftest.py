@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.course import Course, default_course
-from attn_practice.grader.results import GradeReport, Status
+from attn_practice.grader.results import GradeReport, Status, TestResult
 from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
 from attn_practice.reference import attention
 from attn_practice.reference.mistakes import learner_source, mistakes_for, pairs_for
@@ -55,6 +55,8 @@ class CaseResult:
     #: The course's private tests for this step that ran on the case, and those that failed.
     private_ran: tuple[str, ...] = ()
     private_failed: tuple[str, ...] = ()
+    #: ... and those that did not pass (failed, crashed, timed out, skipped)
+    private_not_passed: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -139,11 +141,28 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
             step = report.steps[0]
             mine = set(private[case.step])
             ran = tuple(t.name for t in step.tests if t.name in mine)
-            failed = tuple(t.name for t in step.tests if t.name in mine
-                           and t.status not in (Status.PASSED, Status.SKIPPED))
+            failed = tuple(t.name for t in step.tests if t.name in mine and _judged_wrong(t))
+            not_passed = tuple(t.name for t in step.tests if t.name in mine and t.status is not Status.PASSED)
             summaries[case.step].results.append(
-                CaseResult(case, step.status, step.diagnosis_ids, ran, failed))
+                CaseResult(case, step.status, step.diagnosis_ids, ran, failed, not_passed))
+    for summary in summaries.values():
+        _discount_unsound(summary)
     return [summaries[ex.id] for ex in steps]
+
+
+def _judged_wrong(test: TestResult) -> bool:
+    """A private test that *fails* the answer: not one that crashed, timed out or was skipped."""
+    return test.status is Status.FAILED and not (test.failure is not None and test.failure.kind.grader_fault)
+
+
+def _discount_unsound(summary: StepSummary) -> None:
+    """A private test that does not pass on the reference and every correct variant catches
+    nothing: it fails right code too. Its failures on mistakes are not counted as catches."""
+    unsound = {n for r in summary.results if r.case.kind in (CaseKind.REFERENCE, CaseKind.VARIANT)
+               for n in summary.private if n not in r.private_ran or n in r.private_not_passed}
+    for r in summary.results:
+        if r.case.kind in (CaseKind.MISTAKE, CaseKind.PAIR):
+            r.private_failed = tuple(n for n in r.private_failed if n not in unsound)
 
 
 def selftest_ok(summaries: Sequence[StepSummary]) -> bool:
