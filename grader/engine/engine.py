@@ -24,6 +24,7 @@ from attn_practice.grader.engine.diagnose import diagnose
 from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
 from attn_practice.grader.engine.plugin import run_suites, suite_files
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
+from attn_practice.grader.engine.secret import submission_salt
 from attn_practice.grader.engine.shims import reference_shims
 from attn_practice.grader.results import (
     Diagnosis,
@@ -41,7 +42,7 @@ from attn_practice.grader.sandbox.learner import (
     LoadInfo,
     close_learners,
 )
-from attn_practice.grader.sandbox.submission import read_regular_file
+from attn_practice.grader.sandbox.submission import read_regular_file, sandbox_files
 from attn_practice.grader.suites.assertions import StepContext
 from attn_practice.reference import attention as reference
 
@@ -116,6 +117,8 @@ class Engine:
                                grader_version=__version__)
         steps = list(steps) if steps is not None else default_steps(submission)
         configure_hypothesis(self.options.max_examples, self.options.shrink)
+        salt = self._salt(submission, files)
+        self.replay.salt = salt
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
@@ -135,6 +138,7 @@ class Engine:
                     shims=reference_shims(ex) if self.options.reference_steps else None,
                     budget=budget,
                 )
+                learner.layout_salt = salt or 0
                 learners.append(learner)
                 learner.begin_load()  # every step's sandbox imports at once
             infos = {learner.step_id: learner.load() for learner in learners}
@@ -174,6 +178,12 @@ class Engine:
             self.options.known_unchecked)
         return GradeReport(submission=label, steps=tuple(results), duration=time.perf_counter() - t0,
                            grader_version=__version__)
+
+    def _salt(self, submission: Path, files: dict[str, bytes] | None) -> int | None:
+        """grade: inputs rebuilt per submission from the secret and its bytes; check: None (public)."""
+        if self.options.secret is None:
+            return None
+        return submission_salt(self.options.secret, files if files is not None else sandbox_files(submission))
 
     def _points(self, ex: Exercise) -> float:
         return float(self.options.points.get(ex.id, ex.points))

@@ -43,7 +43,12 @@ from attn_practice.grader.sandbox.launcher import (
     SandboxDied,
     close_sandboxes,
 )
-from attn_practice.grader.sandbox.prefetch import PREFETCH_TIMEOUT, PackedCalls, same_values
+from attn_practice.grader.sandbox.prefetch import (
+    PREFETCH_TIMEOUT,
+    PackedCalls,
+    call_spec,
+    same_values,
+)
 from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
 
 
@@ -145,9 +150,14 @@ class Learner:
         self.deaths = 0
         self.sticky: LearnerError | None = None
         self.learner_seconds = 0.0
+        #: Mixed into input layouts and the order of batched calls (grade: from the secret
+        #: and the submission's bytes; see `engine.secret.submission_salt`).
+        self.layout_salt = 0
+        #: The layout each positional input of the latest call reached the learner in.
+        self.last_layouts: list[str] = []
         self.calls = 0
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
-        self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
+        self._prefetched: list[tuple[Any, dict[str, Any], list[bytes], list[str]]] = []
         self._pending_load: tuple[float | BaseException, float] | None = None
         #: Raise failures with their messages unbuilt (`LearnerError.complete` builds one):
         #: grading runs every recorded example but reports only one failure.
@@ -274,20 +284,19 @@ class Learner:
             raise LoadError(info.failure, kind=FailureKind.LOAD)
         assert self.sandbox is not None
         max_elements = max(64 * (expected_size or 0), 1 << 16)
-        for i, ((p_args, p_kwargs, p_size), reply, p_blobs) in enumerate(self._prefetched):
+        for i, ((p_args, p_kwargs, p_size), reply, p_blobs, tags) in enumerate(self._prefetched):
             if (p_size == expected_size and p_kwargs.keys() == kwargs.keys() and same_values(p_args, args)
                     and same_values(tuple(p_kwargs.values()), tuple(kwargs[k] for k in p_kwargs))):
                 # Calls skipped over belonged to an example that failed early.
                 del self._prefetched[: i + 1]
+                self.last_layouts = tags
                 return self._finish(reply, p_blobs, args, kwargs, expected_size, max_elements)
         self._prefetched.clear()  # the test took another path: back to one call at a time
         blobs: list[bytes] = []
-        header = {
-            "op": "call",
-            "args": protocol.pack_values(list(args), blobs),
-            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max_elements,
-        }
+        spec = call_spec(args, kwargs, expected_size, blobs, self.layout_salt)
+        self.last_layouts = spec["layouts"]
+        # A single call is a batch of one: the sandbox runs every call the same way.
+        header = {"op": "call_many", "calls": [spec]}
         t0 = time.perf_counter()
         call_timeout = self._timeout(self.limits.call_timeout)
         try:
@@ -327,6 +336,11 @@ class Learner:
             self.learner_seconds += spent
             if self.budget is not None:
                 self.budget.charge(spent)
+        replies = reply.get("replies") if reply.get("ok") is True else None
+        if isinstance(replies, list) and len(replies) == 1 and isinstance(replies[0], dict):
+            reply = dict(replies[0], output=str(replies[0].get("output") or "") + str(reply.get("output") or ""))
+        elif reply.get("ok") is True:
+            reply = {"ok": False, "kind": "internal", "message": "malformed batch reply"}
         return self._finish(reply, out_blobs, args, kwargs, expected_size, max_elements)
 
     def _finish(self, reply: dict[str, Any], out_blobs: list[bytes], args: tuple[Any, ...],
@@ -385,9 +399,11 @@ class Learner:
             return
         n = len(packed.calls)
         timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
+        # The calls run in an order drawn from the salt, not the suite's: order tells nothing.
+        order = [int(i) for i in np.random.default_rng([self.layout_salt, n]).permutation(n)]
         t0 = time.perf_counter()
         try:
-            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": list(packed.specs)},
+            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": [packed.specs[i] for i in order]},
                                                     list(packed.blobs), timeout=timeout,
                                                     max_bytes=packed.reply_limit)
         except (CallTimeout, SandboxDied, protocol.ProtocolError):
@@ -400,10 +416,13 @@ class Learner:
         replies = reply.get("replies")
         if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
             return
-        for call, sub in zip(packed.calls, replies, strict=True):
+        by_call: list[Any] = [None] * n
+        for pos, sub in zip(order, replies, strict=True):
             if not isinstance(sub, dict):
                 return
-            self._prefetched.append((call, sub, out_blobs))
+            by_call[pos] = sub
+        for call, sub, spec in zip(packed.calls, by_call, packed.specs, strict=True):
+            self._prefetched.append((call, sub, out_blobs, list(spec.get("layouts") or [])))
 
     def _timeout(self, seconds: float) -> float:
         """`seconds`, or less when the submission's budget is nearly spent."""

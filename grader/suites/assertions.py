@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -199,9 +199,21 @@ class StepContext:
         __tracebackhide__ = True
         try:
             self._compare(got, expected, args, kwargs or {}, scale)
-        except StepFailure:
+        except StepFailure as exc:
             self._remember(args, kwargs)
+            self._note_layouts(exc)
             raise
+
+    def _note_layouts(self, exc: StepFailure) -> None:
+        """Say how the inputs were laid out in memory when a call on an unusual layout failed."""
+        note = layout_note(self.exercise.params, getattr(self.learner, "last_layouts", None) or [])
+        if not note:
+            return
+        if exc.build is not None:
+            build = exc.build
+            exc.build = lambda: _with_note(build(), note)
+        else:
+            exc.failure = _with_note(exc.failure, note)
 
     def _compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
                  kwargs: dict[str, Any], scale: np.ndarray | None) -> None:
@@ -316,17 +328,49 @@ class StepContext:
         if not condition:
             self._remember(args, kwargs)
             if self.quiet:
-                raise self._pending(lambda: self.require(False, summary, args, kwargs, details=details,
-                                                         hint=hint))
-            summary = summary() if callable(summary) else summary
-            details = details() if callable(details) else details
-            raise StepFailure(Failure(
-                kind="property",
-                summary=summary,
-                details=(details + "\n" if details else "") + describe_inputs(self.exercise.params, tuple(args)),
-                repro=self.repro(args, kwargs or {}),
-                hint=hint,
-            ))
+                exc = StepFailure(build=lambda: self._require_failure(summary, args, kwargs, details, hint))
+                self._note_layouts(exc)
+                raise exc
+            exc = StepFailure(self._require_failure(summary, args, kwargs, details, hint))
+            self._note_layouts(exc)
+            raise exc
+
+    def _require_failure(self, summary: str | Callable[[], str], args: Sequence[Any],
+                         kwargs: dict[str, Any] | None, details: str | Callable[[], str],
+                         hint: str) -> Failure:
+        summary = summary() if callable(summary) else summary
+        details = details() if callable(details) else details
+        return Failure(
+            kind="property",
+            summary=summary,
+            details=(details + "\n" if details else "") + describe_inputs(self.exercise.params, tuple(args)),
+            repro=self.repro(args, kwargs or {}),
+            hint=hint,
+        )
+
+
+_LAYOUT_WORDS = {
+    "fortran": "a Fortran-ordered (column-major) array",
+    "transposed": "a transposed view (its last two axes stored the other way round)",
+    "strided": "a non-contiguous view (every other element of a larger array)",
+    "offset": "a view into a larger array (it does not own its data)",
+    "reversed": "a view with negative strides",
+    "readonly": "a read-only array",
+}
+
+
+def layout_note(params: Sequence[str], tags: Sequence[str]) -> str:
+    """'Your function got Q as a Fortran-ordered array, ...' for the unusual layouts of a call."""
+    parts = [f"{params[i] if i < len(params) else f'argument {i}'} as {_LAYOUT_WORDS[t]}"
+             for i, t in enumerate(tags) if t in _LAYOUT_WORDS]
+    if not parts:
+        return ""
+    return ("\nOn this call your function got " + ", ".join(parts) + " (same values; any NumPy array "
+            "layout is allowed: index by shape, never by memory order).")
+
+
+def _with_note(failure: Failure, note: str) -> Failure:
+    return replace(failure, details=(failure.details or "") + note)
 
 
 def _completed(exc: LearnerError) -> Failure:

@@ -50,11 +50,12 @@ def test_default_axis_is_last(step):
 
 
 def test_both_axes_of_a_matrix(step):
-    """2-D arrays, square and not, normalised along axis=0, 1, -1 and -2 as asked."""
+    """2-D arrays, square and not, normalised along axis=0, 1, -1 and -2 as asked (by keyword and positionally)."""
     rng = np.random.default_rng(31)
     for x in (rng.normal(size=(3, 5)) * 2, rng.normal(size=(4, 4)) * 2):
         for axis in (0, 1, -1, -2):
             step.check(x, axis=axis)
+            step.check(x, axis)
 
 
 def test_every_axis_of_higher_rank_arrays(step):
@@ -63,6 +64,14 @@ def test_every_axis_of_higher_rank_arrays(step):
     for x in (rng.normal(size=(2, 3, 4)) * 2, rng.normal(size=(2, 3, 2, 4)) * 2):
         for axis in range(-x.ndim, x.ndim):
             step.check(x, axis=axis)
+
+
+def test_long_slices(step):
+    """Slices longer than the lesson's sentence (6 to 40 entries), along the last axis and the first."""
+    rng = np.random.default_rng(34)
+    for n in (6, 7, 12, 40):
+        step.check(rng.normal(size=n) * 3)
+        step.check(rng.normal(size=(n, 3)) * 3, axis=0)
 
 
 def test_one_dimensional_input(step):
@@ -107,6 +116,11 @@ def test_large_inputs_and_shifts(step):
 def test_any_rank_any_axis(step, xa):
     """Any rank, any axis, float64 or float32: weights are in [0, 1], sum to 1, and match the reference."""
     x, axis = xa
+    if x.size % 2:  # the axis positionally, as softmax(x, 0)
+        got, expected = step.call_shaped(x, axis)
+        _require_distribution(step, got, x, {"axis": axis})
+        step.compare(got, expected, (x, axis))
+        return
     kwargs = {"axis": axis}
     got, expected = step.call_shaped(x, **kwargs)
     _require_distribution(step, got, x, kwargs)

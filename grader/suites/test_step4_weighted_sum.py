@@ -88,3 +88,10 @@ def test_output_between_values(step, wv):
              "check which axis of the weights you sum over.",
     )
     step.compare(got, expected, wv, scale=step.rounding_scale(*wv))
+
+
+def test_many_batch_entries(step):
+    """Twelve batch entries, and three batch dimensions at once: every entry is mixed, none left out."""
+    rng = np.random.default_rng(42)
+    step.check(_random_weights(rng, (12, 2, 3)), rng.normal(size=(12, 3, 2)))
+    step.check(_random_weights(rng, (2, 2, 3, 2, 4)), rng.normal(size=(2, 2, 3, 4, 3)))

@@ -162,3 +162,12 @@ def test_large_scores_stay_finite(step):
     scores = R.dot_scores(Q, K) / np.sqrt(d_k)
     assert 1e3 < scores.min() and scores.max() < 1e5 and np.ptp(scores, axis=-1).max() < 50  # self-check
     step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))
+
+
+def test_every_mask_form_that_broadcasts(step):
+    """With batch (2, 3): masks of shape (n_q, n_k), (1, n_q, n_k), (3, n_q, n_k), (1, 1, ...), (2, 1, ...) and (2, 3, ...)."""
+    rng = np.random.default_rng(67)
+    Q, K, V = rng.normal(size=(2, 3, 4, 3)), rng.normal(size=(2, 3, 5, 3)), rng.normal(size=(2, 3, 5, 2))
+    for lead in ((), (1,), (3,), (1, 1), (2, 1), (2, 3)):
+        mask = _mask(rng, lead + (4, 5))
+        step.check(Q, K, V, mask, scale=step.rounding_scale(Q, K, V, mask))
