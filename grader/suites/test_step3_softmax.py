@@ -66,24 +66,20 @@ def test_every_axis_of_higher_rank_arrays(step):
             step.check(x, axis=axis)
 
 
-def test_long_slices(step):
-    """Slices longer than the lesson's sentence (6 to 40 entries), along the last axis and the first."""
+def test_one_dimensional_input(step):
+    """A plain vector works, with the default axis and axis=0 or -1, and slices from 6 to 40 entries long."""
+    x = np.array([1.0, 0.0, 0.5, -2.0, 3.0])
+    step.check(x)
+    step.check(x, axis=0)
+    step.check(x, axis=-1)
     rng = np.random.default_rng(34)
     for n in (6, 7, 12, 40):
         step.check(rng.normal(size=n) * 3)
         step.check(rng.normal(size=(n, 3)) * 3, axis=0)
 
 
-def test_one_dimensional_input(step):
-    """A plain vector works, with the default axis and with axis=0 or axis=-1."""
-    x = np.array([1.0, 0.0, 0.5, -2.0, 3.0])
-    step.check(x)
-    step.check(x, axis=0)
-    step.check(x, axis=-1)
-
-
 def test_large_inputs_and_shifts(step):
-    """Large inputs give finite, correct weights: softmax(x + c) equals softmax(x) for |c| up to 1e8."""
+    """Large inputs give finite, correct weights: shifts up to 1e8 change nothing; ties at 1e300 share the weight."""
     rng = np.random.default_rng(33)
     spread = rng.uniform(-1000.0, 1000.0, size=(3, 4))
     spread[0] = [1000.0, 999.5, 998.0, -1000.0]
@@ -110,6 +106,10 @@ def test_large_inputs_and_shifts(step):
             hint="Softmax is shift-invariant; clipping or rounding the input breaks that.",
         )
         step.compare(got, expected, (shifted,))
+    # equal entries as large as 1e300 (3e38 in float32) share the weight: [1e300, 1e300] gives [0.5, 0.5]
+    step.check(np.array([1e300, 1e300]))
+    step.check(np.array([[-1e300, 5e299, 5e299], [1e300, 1e300, 1e300]]))
+    step.check(np.array([3e38, 3e38, -3e38], dtype=np.float32))
 
 
 @given(xa=S.softmax_inputs())
