@@ -220,6 +220,9 @@ class Engine:
                 note = None
             if note:
                 notes.append(note)
+        output = "".join(learner.output)
+        if self.options.secret is not None:  # grade: no report is a window on the secret inputs
+            tests, output = short_echo(tests), _cap(output, GRADE_OUTPUT_CHARS, "characters of printed output")
         return StepResult(
             id=ex.id,
             title=ex.title,
@@ -228,7 +231,7 @@ class Engine:
             max_score=points,
             diagnoses=diagnoses,
             tests=tuple(tests),
-            output="".join(learner.output),
+            output=output,
             notes=tuple(notes),
             error="" if tests else "no hidden tests ran for this step",
             file=ex.file,
@@ -237,6 +240,41 @@ class Engine:
             duration=duration,
             bonus=ex.bonus,
         )
+
+
+#: grade reports echo this much learner text per step (CONTRACT 4.3: inputs students cannot learn).
+GRADE_OUTPUT_CHARS = 1000
+GRADE_MESSAGE_CHARS = 600
+GRADE_DETAILS_CHARS = 1500
+
+
+def _cap(text: str, limit: int, what: str) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more {what} not shown in grade reports]"
+
+
+def short_echo(tests: Sequence[TestResult]) -> list[TestResult]:
+    """grade's echo of failures: the first (smallest) failing input in full, the others without inputs.
+
+    Tests come smallest failure first (see `plugin.smallest_first`). Every
+    other failure keeps its one-line summary, hint and the learner's own
+    traceback, but not the inputs it failed on; exception text and details
+    are capped. So a report shows one secret input per step, never a dump.
+    """
+    out, shown = [], False
+    for t in tests:
+        f = t.failure
+        if f is None or t.status in (Status.PASSED, Status.SKIPPED):
+            out.append(t)
+            continue
+        summary = _cap(f.summary, GRADE_MESSAGE_CHARS, "characters")
+        f = replace(f, summary=summary, traceback=_cap(f.traceback, GRADE_DETAILS_CHARS, "characters"),
+                    details=_cap(f.details, GRADE_DETAILS_CHARS, "characters") if not shown else "",
+                    repro=f.repro if not shown else "")
+        shown = shown or bool(t.failure.details or t.failure.repro)
+        out.append(replace(t, failure=f, message=summary))
+    return out
 
 
 def _unfair_load(info: LoadInfo, budget: Budget) -> bool:

@@ -299,8 +299,7 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
         return None
     best[1].complete()
     if isinstance(ctx, StepContext) and best[2] is not None:
-        ctx.failing_inputs.append(best[2])
-        del ctx.failing_inputs[:-6]
+        ctx.note_failing(best[2])
     return best[1]
 
 

@@ -67,6 +67,8 @@ class StepContext:
     quiet: bool = False
     #: Some call returned another dtype than the reference does for its input.
     _dtype_note_earned: bool = False
+    #: How many failing inputs were ever noted (a test failed on an input when this grew).
+    noted: int = 0
 
     @contextlib.contextmanager
     def quietly(self) -> Iterator[None]:
@@ -93,8 +95,13 @@ class StepContext:
             if not kwargs or name not in kwargs:
                 break
             full.append(kwargs[name])
-        self.failing_inputs.append(tuple(full))
+        self.note_failing(tuple(full))
+
+    def note_failing(self, inputs: tuple[Any, ...]) -> None:
+        """Keep `inputs` as the latest failing ones (for the diagnosis, and to order failures)."""
+        self.failing_inputs.append(inputs)
         del self.failing_inputs[:-MAX_FAILING_INPUTS]
+        self.noted += 1
 
     # -- calling -------------------------------------------------------------
     def expected(self, *args: Any, **kwargs: Any) -> np.ndarray:
@@ -373,6 +380,13 @@ def _with_note(failure: Failure, note: str) -> Failure:
     return replace(failure, details=(failure.details or "") + note)
 
 
+def input_size(inputs: Sequence[Any]) -> tuple[int, int]:
+    """(elements, largest rank) of a failing call's inputs: how a learner measures "small"."""
+    arrays = [np.asarray(a) for a in inputs if isinstance(a, (np.ndarray, list, tuple))]
+    return (sum(int(a.size) for a in arrays) + len(inputs) - len(arrays),
+            max((a.ndim for a in arrays), default=0))
+
+
 def _completed(exc: LearnerError) -> Failure:
     exc.complete()
     return exc.failure
@@ -407,4 +421,4 @@ def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
     return ""
 
 
-__all__ = ["StepContext", "StepFailure", "format_array", "named_shape"]
+__all__ = ["StepContext", "StepFailure", "format_array", "input_size", "named_shape"]
