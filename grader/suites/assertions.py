@@ -383,8 +383,7 @@ def _with_note(failure: Failure, note: str) -> Failure:
 def input_size(inputs: Sequence[Any]) -> tuple[int, int]:
     """(elements, largest rank) of a failing call's inputs: how a learner measures "small"."""
     arrays = [np.asarray(a) for a in inputs if isinstance(a, (np.ndarray, list, tuple))]
-    return (sum(int(a.size) for a in arrays) + len(inputs) - len(arrays),
-            max((a.ndim for a in arrays), default=0))
+    return sum(int(a.size) for a in arrays), max((a.ndim for a in arrays), default=0)
 
 
 def _completed(exc: LearnerError) -> Failure:
