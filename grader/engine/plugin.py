@@ -39,6 +39,7 @@ class _SuitePlugin:
         self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
         #: (elements, rank) of the input each failed test failed on, by id(TestResult).
         self.sizes: dict[int, tuple[int, int]] = {}
+        self.inputs: dict[int, tuple[Any, ...]] = {}
         self._noted: dict[str, int] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -99,6 +100,7 @@ class _SuitePlugin:
         ctx = self.contexts[step_id]
         if ctx.noted > self._noted.get(item.nodeid, ctx.noted) and ctx.failing_inputs:
             self.sizes[id(result)] = input_size(ctx.failing_inputs[-1])
+            self.inputs[id(result)] = ctx.failing_inputs[-1]
         self.outcomes[step_id].append(result)
 
     def smallest_first(self) -> dict[str, list[TestResult]]:
@@ -119,6 +121,13 @@ class _SuitePlugin:
             for slot, t in zip(failed, ordered, strict=True):
                 reordered[slot] = t
             out[step_id] = reordered
+            learner = self.contexts[step_id].learner
+            if ordered and id(ordered[0]) in self.inputs and hasattr(learner, "focus_output"):
+                # The printed output shown is the call the first reported failure made.
+                printed = getattr(learner, "printed", None)
+                if printed is not None:
+                    printed.focused = False
+                learner.focus_output(self.inputs[id(ordered[0])])
         return out
 
 
