@@ -155,6 +155,7 @@ class Learner:
         self.layout_salt = 0
         #: The layout each positional input of the latest call reached the learner in.
         self.last_layouts: list[str] = []
+        self._plain = False
         self.calls = 0
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
         self._prefetched: list[tuple[Any, dict[str, Any], list[bytes], list[str]]] = []
@@ -284,16 +285,20 @@ class Learner:
             raise LoadError(info.failure, kind=FailureKind.LOAD)
         assert self.sandbox is not None
         max_elements = max(64 * (expected_size or 0), 1 << 16)
-        for i, ((p_args, p_kwargs, p_size), reply, p_blobs, tags) in enumerate(self._prefetched):
+        for i, ((p_args, p_kwargs, p_size), reply, p_blobs, tags) in enumerate(
+                [] if self._plain else self._prefetched):
             if (p_size == expected_size and p_kwargs.keys() == kwargs.keys() and same_values(p_args, args)
                     and same_values(tuple(p_kwargs.values()), tuple(kwargs[k] for k in p_kwargs))):
                 # Calls skipped over belonged to an example that failed early.
                 del self._prefetched[: i + 1]
                 self.last_layouts = tags
                 return self._finish(reply, p_blobs, args, kwargs, expected_size, max_elements)
-        self._prefetched.clear()  # the test took another path: back to one call at a time
+        if not self._plain:
+            self._prefetched.clear()  # the test took another path: back to one call at a time
         blobs: list[bytes] = []
         spec = call_spec(args, kwargs, expected_size, blobs, self.layout_salt)
+        if self._plain:
+            spec["layouts"] = ["c"] * len(spec["layouts"])
         self.last_layouts = spec["layouts"]
         # A single call is a batch of one: the sandbox runs every call the same way.
         header = {"op": "call_many", "calls": [spec]}
@@ -383,6 +388,17 @@ class Learner:
         self._note_return(returned, dtype, args, mutated)
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
         return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
+
+    def call_plain(self, args: Sequence[Any], kwargs: dict[str, Any], expected_size: int | None) -> CallResult:
+        """`call` with every input plain C-ordered and writable (was a failure about the layout?).
+
+        Leaves the prefetched batch alone: the test goes on as if this call never happened.
+        """
+        self._plain = True
+        try:
+            return self.call(*args, expected_size=expected_size, **kwargs)
+        finally:
+            self._plain = False
 
     def prefetch(self, packed: PackedCalls) -> None:
         """Run `packed` calls (see `pack_calls`) in one round trip; `call` serves them in order.
