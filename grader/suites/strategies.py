@@ -246,7 +246,7 @@ def qk_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> Draw
     d = _draw_dims(draw, batched)
     dt = dtype or draw(dtypes())
     b = d["batch"]
-    bound = draw(st.sampled_from((ELEMENT_BOUND, 1e3))) if np.dtype(dt) == np.float64 else ELEMENT_BOUND
+    bound = draw(st.sampled_from((ELEMENT_BOUND, 1e3, 1e100))) if np.dtype(dt) == np.float64 else ELEMENT_BOUND
     return build("arrays", {"arrays": [_spec(draw, b + (d["n_q"], d["d_k"]), dt, bound),
                                        _spec(draw, b + (d["n_k"], d["d_k"]), dt, bound)]})
 
