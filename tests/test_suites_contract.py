@@ -110,3 +110,12 @@ def test_a_read_only_input_never_fails_code_that_changes_its_input() -> None:
 
     got, used = protocol.invoke(inplace, [np.array([1.0, 3.0])], {}, ["readonly"])
     assert np.array_equal(got, [-2.0, 0.0]) and used[0].flags.writeable
+
+    def scribble(a, b):  # right answer, then writes to both inputs: the second is read-only
+        out = a + b
+        a[...] = 7.0
+        b[...] = -3.0
+        return out
+
+    got, _ = protocol.invoke(scribble, [np.array([1.0]), np.array([2.0])], {}, ["c", "readonly"])
+    assert np.array_equal(got, [3.0])

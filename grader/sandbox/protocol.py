@@ -257,11 +257,15 @@ def invoke(fn: Any, args: list[Any], kwargs: dict[str, Any], layouts: Any) -> tu
     arrays the learner actually got.
     """
     tags = layouts if isinstance(layouts, list) else []
+    retry = "readonly" in tags
+    pristine = [a.copy() if isinstance(a, np.ndarray) else a for a in args] if retry else args
     laid = [lay_out(a, tags[i]) if i < len(tags) else a for i, a in enumerate(args)]
     try:
         return fn(*laid, **kwargs), laid
     except Exception:
-        if "readonly" not in tags:
+        if not retry:
             raise
-    laid = [np.array(a) if isinstance(a, np.ndarray) and not a.flags.writeable else a for a in laid]
+    # Again from unchanged inputs (the first try may have written to the writable ones).
+    tags = [("c" if t == "readonly" else t) for t in tags]
+    laid = [lay_out(a, tags[i]) if i < len(tags) else a for i, a in enumerate(pristine)]
     return fn(*laid, **kwargs), laid
