@@ -46,8 +46,11 @@ from attn_practice.grader.sandbox.launcher import (
 from attn_practice.grader.sandbox.prefetch import (
     PREFETCH_TIMEOUT,
     PackedCalls,
+    batch_order,
     call_spec,
+    in_call_order,
     same_values,
+    single_reply,
 )
 from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
 
@@ -91,7 +94,6 @@ class LoadError(LearnerError):
     """The learner's module could not be loaded (syntax, import, missing function)."""
 
 
-
 @dataclass
 class CallResult:
     value: np.ndarray
@@ -100,8 +102,6 @@ class CallResult:
     mutated: list[int]
     seconds: float
     output: str
-
-
 
 
 # ---------------------------------------------------------------- learner
@@ -341,12 +341,7 @@ class Learner:
             self.learner_seconds += spent
             if self.budget is not None:
                 self.budget.charge(spent)
-        replies = reply.get("replies") if reply.get("ok") is True else None
-        if isinstance(replies, list) and len(replies) == 1 and isinstance(replies[0], dict):
-            reply = dict(replies[0], output=str(replies[0].get("output") or "") + str(reply.get("output") or ""))
-        elif reply.get("ok") is True:
-            reply = {"ok": False, "kind": "internal", "message": "malformed batch reply"}
-        return self._finish(reply, out_blobs, args, kwargs, expected_size, max_elements)
+        return self._finish(single_reply(reply), out_blobs, args, kwargs, expected_size, max_elements)
 
     def _finish(self, reply: dict[str, Any], out_blobs: list[bytes], args: tuple[Any, ...],
                 kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
@@ -390,10 +385,7 @@ class Learner:
         return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
 
     def call_plain(self, args: Sequence[Any], kwargs: dict[str, Any], expected_size: int | None) -> CallResult:
-        """`call` with every input plain C-ordered and writable (was a failure about the layout?).
-
-        Leaves the prefetched batch alone: the test goes on as if this call never happened.
-        """
+        """`call` on plain C-ordered inputs (was a failure about the layout?); the batch is left alone."""
         self._plain = True
         try:
             return self.call(*args, expected_size=expected_size, **kwargs)
@@ -415,8 +407,7 @@ class Learner:
             return
         n = len(packed.calls)
         timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
-        # The calls run in an order drawn from the salt, not the suite's: order tells nothing.
-        order = [int(i) for i in np.random.default_rng([self.layout_salt, n]).permutation(n)]
+        order = batch_order(self.layout_salt, n)  # drawn from the salt: the suite's order tells nothing
         t0 = time.perf_counter()
         try:
             reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": [packed.specs[i] for i in order]},
@@ -432,11 +423,9 @@ class Learner:
         replies = reply.get("replies")
         if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
             return
-        by_call: list[Any] = [None] * n
-        for pos, sub in zip(order, replies, strict=True):
-            if not isinstance(sub, dict):
-                return
-            by_call[pos] = sub
+        by_call = in_call_order(order, replies)
+        if by_call is None:
+            return
         for call, sub, spec in zip(packed.calls, by_call, packed.specs, strict=True):
             self._prefetched.append((call, sub, out_blobs, list(spec.get("layouts") or [])))
 

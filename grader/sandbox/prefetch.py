@@ -83,3 +83,28 @@ def pack_calls(calls: Sequence[tuple[tuple[Any, ...], dict[str, Any], int | None
     specs = [call_spec(args, kwargs, size, blobs, salt) for args, kwargs, size in calls]
     limit = sum(16 * s["max_elements"] for s in specs) + (1 << 20)
     return PackedCalls(tuple(calls), tuple(specs), tuple(blobs), limit)
+
+
+def single_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """The one reply inside a one-call `call_many` answer (a single call is a batch of one)."""
+    replies = reply.get("replies") if reply.get("ok") is True else None
+    if isinstance(replies, list) and len(replies) == 1 and isinstance(replies[0], dict):
+        return dict(replies[0], output=str(replies[0].get("output") or "") + str(reply.get("output") or ""))
+    if reply.get("ok") is True:
+        return {"ok": False, "kind": "internal", "message": "malformed batch reply"}
+    return reply
+
+
+def batch_order(salt: int, n: int) -> list[int]:
+    """The order a batch of `n` calls runs in: drawn from the salt, never the suite's own."""
+    return [int(i) for i in np.random.default_rng([int(salt), n]).permutation(n)]
+
+
+def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """Replies to a batch sent in `order`, put back in the calls' order (None if one is malformed)."""
+    out: list[Any] = [None] * len(order)
+    for pos, sub in zip(order, replies, strict=True):
+        if not isinstance(sub, dict):
+            return None
+        out[pos] = sub
+    return out
