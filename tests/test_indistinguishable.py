@@ -124,15 +124,16 @@ def _grade(tmp: Path, *folders: Path) -> list[dict]:
 
 
 def test_warm_and_cold_stores_give_the_same_report(tmp_path: Path) -> None:
-    """The stack-walking, call-counting attack graded with a cold store, then warm, then warm again."""
+    """The stack-walking, call-counting attack graded alone with a cold store, then after a correct
+    submission warmed it, then again (the sequence that gave `failed` then `passed` before)."""
     correct = tmp_path / "correct"
     correct.mkdir()
     for name in ("step1_scores.py", "step2_scale.py"):
         (correct / name).write_text((ROOT / "reference" / "attention.py").read_text())
-    cold = _grade(tmp_path, ATTACK, correct)
-    stores = list((tmp_path / "cache").rglob("examples/*.bin"))
-    assert stores, "grading left no example store: the second run would not be warm"
-    warm = _grade(tmp_path, ATTACK, correct)
+    cold = _grade(tmp_path, ATTACK)
+    ok = _grade(tmp_path, correct)
+    assert [s["status"] for s in ok[0]["steps"] if s["status"] != "missing"] == ["passed", "passed"]
+    assert list((tmp_path / "cache").rglob("examples/*.bin")), "no example store: the next run is not warm"
+    warm = _grade(tmp_path, ATTACK)
     assert cold == warm
-    assert _grade(tmp_path, ATTACK, correct) == warm
-    assert [s["status"] for s in warm[1]["steps"] if s["status"] != "missing"] == ["passed", "passed"]
+    assert _grade(tmp_path, ATTACK) == warm

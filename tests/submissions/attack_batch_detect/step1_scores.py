@@ -1,4 +1,8 @@
-"""Attack: right only inside a batch of calls, found by walking the stack."""
+"""Attack: right only when called from a batch of calls, found by walking the stack.
+
+Recorded examples used to arrive as one `call_many` batch and fresh ones one
+by one, so this passed with a warm example store and failed with a cold one.
+"""
 
 import sys
 
@@ -8,8 +12,7 @@ import numpy as np
 def _in_batch():
     frame = sys._getframe(1)
     while frame is not None:
-        calls = frame.f_locals.get("calls")
-        if frame.f_code.co_name == "call_many" and isinstance(calls, list) and len(calls) > 1:
+        if frame.f_code.co_name == "call_many":
             return True
         frame = frame.f_back
     return False
