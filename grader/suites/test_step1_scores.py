@@ -24,13 +24,13 @@ def test_more_queries_than_keys(step):
 @given(qk=S.qk_arrays(batched=False, dtype=np.float64))
 def test_matches_reference_2d(step, qk):
     """2-D float64 inputs of every small shape match the reference."""
-    step.check(*qk)
+    step.check_scaled(*qk)  # sums of terms up to 1e200 that cancel: judged at the terms' size
 
 
 @given(qk=S.qk_arrays(batched=True, dtype=np.float64))
 def test_batched_inputs(step, qk):
     """Leading batch dimensions are kept: (..., n_q, d_k) x (..., n_k, d_k) -> (..., n_q, n_k)."""
-    step.check(*qk)
+    step.check_scaled(*qk)
 
 
 @given(qk=S.qk_arrays(dtype=np.float32))
