@@ -53,7 +53,7 @@ MAX_STEP_FILE_BYTES = 1024 * 1024
 class RunOptions:
     """How thoroughly and how safely to grade; the engine's defaults are the product's."""
 
-    max_examples: int = 30  # fewer, broader examples: each draws a shape profile (see strategies)
+    max_examples: int = 25  # fewer, broader examples: each draws a shape profile (see strategies)
     # Shrink a failing example with Hypothesis (check: the smallest input teaches best).
     # Off, a failing test reports the smallest failing recorded example instead:
     # just as deterministic, and no per-submission Hypothesis run (grade's default).
