@@ -7,6 +7,7 @@ The console-script versions of a few of these live in test_console_script.py.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -159,10 +160,10 @@ def test_returns_none(workspace):
     assert res.exit_code == 1
     text = joined(res.stdout)
     assert "dot_scores returned None: did you forget a `return` statement?" in text
-    # the failing input is shown, small, with its shape
-    assert "Q: shape (1, 4), dtype float64" in text
+    # the failing input is shown, the smallest that fails (issue 20 item 5), with its shape
+    assert "Q: shape (1, 1), dtype float64" in text
     assert "Reproduce it" in text
-    assert "dot_scores(np.array([[1., 0., 1., 0.]])" in res.stdout
+    assert "dot_scores(np.array([[" in res.stdout
 
 
 def test_returns_a_scalar(workspace):
@@ -175,7 +176,7 @@ def test_returns_a_scalar(workspace):
     res = check(workspace)
     assert res.exit_code == 1
     text = joined(res.stdout)
-    assert "wrong shape: expected (n_q, n_k) = (1, 3)" in text
+    assert "wrong shape: expected (n_q, n_k) = (1, 1), got ()" in text  # the smallest failing input
     assert "Work out the shape on paper" in text
 
 
@@ -200,7 +201,7 @@ def test_wrong_shape(workspace):
     res = check(workspace)
     assert res.exit_code == 1
     text = joined(res.stdout)
-    assert "wrong shape: expected (n_q, n_k) = (1, 3), got (3, 1)" in text
+    assert re.search(r"wrong shape: expected \(n_q, n_k\) = \((\d+), (\d+)\), got \(\2, \1\)", text)
     assert "The last two axes look swapped" in text
     assert "scores-transposed" in text
 
@@ -215,7 +216,7 @@ def test_nan_output(workspace):
     res = check(workspace)
     assert res.exit_code == 1
     text = joined(res.stdout)
-    assert "your output has nan at index (0, 0) where the expected value is 2" in text
+    assert "your output has nan at index (0, 0) where the expected value is" in text
     assert "NaN or inf usually means" in text
     # one nonfinite cause is shown once, not once per test
     assert text.count("your output has nan") == 1
@@ -243,11 +244,12 @@ def test_wrong_values_show_expected_got_worst_element_and_tolerance(workspace):
     res = check(workspace)
     assert res.exit_code == 1
     text = joined(res.stdout)
-    assert "wrong values: 3 of 3 entries differ" in text
-    assert "worst element (0, 1): got 0.001, expected 0.0" in text
-    assert "absolute error 0.001, relative error inf" in text
+    # the smallest failing input: one query, one key, one column
+    assert "wrong values: 1 of 1 entries differ" in text
+    assert re.search(r"worst element \(0, 0\): got [-\d.e]+, expected [-\d.e]+", text)
+    assert "absolute error 0.001" in text
     assert "atol=1e-09, rtol=1e-07" in text
-    assert "expected: [[2. 0. 1.]]" in text
+    assert "expected: [[" in text
 
 
 def test_exception_shows_only_the_learners_frames(workspace):

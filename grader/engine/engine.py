@@ -24,6 +24,7 @@ from attn_practice.grader.engine.diagnose import diagnose
 from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
 from attn_practice.grader.engine.plugin import run_suites, suite_files
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
+from attn_practice.grader.engine.secret import submission_salt
 from attn_practice.grader.engine.shims import reference_shims
 from attn_practice.grader.results import (
     Diagnosis,
@@ -41,7 +42,7 @@ from attn_practice.grader.sandbox.learner import (
     LoadInfo,
     close_learners,
 )
-from attn_practice.grader.sandbox.submission import read_regular_file
+from attn_practice.grader.sandbox.submission import read_regular_file, sandbox_files
 from attn_practice.grader.suites.assertions import StepContext
 from attn_practice.reference import attention as reference
 
@@ -52,7 +53,7 @@ MAX_STEP_FILE_BYTES = 1024 * 1024
 class RunOptions:
     """How thoroughly and how safely to grade; the engine's defaults are the product's."""
 
-    max_examples: int = 40
+    max_examples: int = 25  # fewer, broader examples: each draws a shape profile (see strategies)
     # Shrink a failing example with Hypothesis (check: the smallest input teaches best).
     # Off, a failing test reports the smallest failing recorded example instead:
     # just as deterministic, and no per-submission Hypothesis run (grade's default).
@@ -116,6 +117,8 @@ class Engine:
                                grader_version=__version__)
         steps = list(steps) if steps is not None else default_steps(submission)
         configure_hypothesis(self.options.max_examples, self.options.shrink)
+        salt = self._salt(submission, files)
+        self.replay.salt = salt
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
@@ -135,6 +138,7 @@ class Engine:
                     shims=reference_shims(ex) if self.options.reference_steps else None,
                     budget=budget,
                 )
+                learner.layout_salt = salt or 0
                 learners.append(learner)
                 learner.begin_load()  # every step's sandbox imports at once
             infos = {learner.step_id: learner.load() for learner in learners}
@@ -175,6 +179,12 @@ class Engine:
         return GradeReport(submission=label, steps=tuple(results), duration=time.perf_counter() - t0,
                            grader_version=__version__)
 
+    def _salt(self, submission: Path, files: dict[str, bytes] | None) -> int | None:
+        """grade: inputs rebuilt per submission from the secret and its bytes; check: None (public)."""
+        if self.options.secret is None:
+            return None
+        return submission_salt(self.options.secret, files if files is not None else sandbox_files(submission))
+
     def _points(self, ex: Exercise) -> float:
         return float(self.options.points.get(ex.id, ex.points))
 
@@ -210,6 +220,9 @@ class Engine:
                 note = None
             if note:
                 notes.append(note)
+        output = "".join(learner.output)
+        if self.options.secret is not None:  # grade: no report is a window on the secret inputs
+            tests, output = short_echo(tests), _cap(output, GRADE_OUTPUT_CHARS, "characters of printed output")
         return StepResult(
             id=ex.id,
             title=ex.title,
@@ -218,7 +231,7 @@ class Engine:
             max_score=points,
             diagnoses=diagnoses,
             tests=tuple(tests),
-            output="".join(learner.output),
+            output=output,
             notes=tuple(notes),
             error="" if tests else "no hidden tests ran for this step",
             file=ex.file,
@@ -227,6 +240,41 @@ class Engine:
             duration=duration,
             bonus=ex.bonus,
         )
+
+
+#: grade reports echo this much learner text per step (CONTRACT 4.3: inputs students cannot learn).
+GRADE_OUTPUT_CHARS = 1000
+GRADE_MESSAGE_CHARS = 600
+GRADE_DETAILS_CHARS = 1500
+
+
+def _cap(text: str, limit: int, what: str) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more {what} not shown in grade reports]"
+
+
+def short_echo(tests: Sequence[TestResult]) -> list[TestResult]:
+    """grade's echo of failures: the first (smallest) failing input in full, the others without inputs.
+
+    Tests come smallest failure first (see `plugin.smallest_first`). Every
+    other failure keeps its one-line summary, hint and the learner's own
+    traceback, but not the inputs it failed on; exception text and details
+    are capped. So a report shows one secret input per step, never a dump.
+    """
+    out, shown = [], False
+    for t in tests:
+        f = t.failure
+        if f is None or t.status in (Status.PASSED, Status.SKIPPED):
+            out.append(t)
+            continue
+        summary = _cap(f.summary, GRADE_MESSAGE_CHARS, "characters")
+        f = replace(f, summary=summary, traceback=_cap(f.traceback, GRADE_DETAILS_CHARS, "characters"),
+                    details=_cap(f.details, GRADE_DETAILS_CHARS, "characters") if not shown else "",
+                    repro=f.repro if not shown else "")
+        shown = shown or bool(t.failure.details or t.failure.repro)
+        out.append(replace(t, failure=f, message=summary))
+    return out
 
 
 def _unfair_load(info: LoadInfo, budget: Budget) -> bool:

@@ -22,7 +22,7 @@ import pytest
 from attn_practice.grader.paths import SUITE_INI, SUITES_DIR
 from attn_practice.grader.results import Failure, Status, TestResult
 from attn_practice.grader.sandbox.learner import LearnerError
-from attn_practice.grader.suites.assertions import StepContext, StepFailure
+from attn_practice.grader.suites.assertions import StepContext, StepFailure, input_size
 
 
 class _SuitePlugin:
@@ -37,7 +37,10 @@ class _SuitePlugin:
         self.replay = replay
         self.shrink = shrink
         self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
-        self._started: dict[str, float] = {}
+        #: (elements, rank) of the input each failed test failed on, by id(TestResult).
+        self.sizes: dict[int, tuple[int, int]] = {}
+        self.inputs: dict[int, tuple[Any, ...]] = {}
+        self._noted: dict[str, int] = {}
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "step(id): the step this hidden test belongs to")
@@ -64,6 +67,9 @@ class _SuitePlugin:
         if self.replay is None:
             return None
         funcargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        ctx = funcargs.get("step")
+        if isinstance(ctx, StepContext):
+            self._noted[pyfuncitem.nodeid] = ctx.noted
         hyp = getattr(pyfuncitem.obj, "hypothesis", None)
         if hyp is None:
             self.replay.run_plain(pyfuncitem, funcargs)
@@ -90,7 +96,39 @@ class _SuitePlugin:
             self.outcomes[step_id].append(TestResult(name=name, status=Status.SKIPPED, duration=rep.duration))
             return
         exc = call.excinfo.value if call.excinfo is not None else None
-        self.outcomes[step_id].append(_failed_test(name, exc, rep.duration))
+        result = _failed_test(name, exc, rep.duration)
+        ctx = self.contexts[step_id]
+        if ctx.noted > self._noted.get(item.nodeid, ctx.noted) and ctx.failing_inputs:
+            self.sizes[id(result)] = input_size(ctx.failing_inputs[-1])
+            self.inputs[id(result)] = ctx.failing_inputs[-1]
+        self.outcomes[step_id].append(result)
+
+    def smallest_first(self) -> dict[str, list[TestResult]]:
+        """Each step's tests with its failures reordered, smallest failing input first.
+
+        The failed tests take the places failed tests had, ordered by the size
+        (elements, then rank) of the input each failed on; a failure with no
+        input (an import error, an internal one) goes after those. Every report
+        shows failures in list order, so the first one a learner reads is the
+        smallest, with the shortest repro line.
+        """
+        out = {}
+        for step_id, tests in self.outcomes.items():
+            failed = [i for i, t in enumerate(tests) if t.status not in (Status.PASSED, Status.SKIPPED)]
+            ordered = sorted((tests[i] for i in failed),
+                             key=lambda t: self.sizes.get(id(t), (1 << 62, 1 << 62)))
+            reordered = list(tests)
+            for slot, t in zip(failed, ordered, strict=True):
+                reordered[slot] = t
+            out[step_id] = reordered
+            learner = self.contexts[step_id].learner
+            if ordered and id(ordered[0]) in self.inputs and hasattr(learner, "focus_output"):
+                # The printed output shown is the call the first reported failure made.
+                printed = getattr(learner, "printed", None)
+                if printed is not None:
+                    printed.focused = False
+                learner.focus_output(self.inputs[id(ordered[0])])
+        return out
 
 
 def _failed_test(name: str, exc: BaseException | None, duration: float) -> TestResult:
@@ -199,7 +237,7 @@ def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
         raise KeyboardInterrupt
     if code == pytest.ExitCode.USAGE_ERROR or code == pytest.ExitCode.INTERNAL_ERROR:
         raise RuntimeError(f"the hidden suites could not run (pytest exit {int(code)})")
-    return plugin.outcomes
+    return plugin.smallest_first()
 
 
 

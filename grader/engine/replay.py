@@ -38,8 +38,9 @@ from attn_practice.grader.paths import SUITES_DIR
 from attn_practice.grader.sandbox.learner import LearnerError
 from attn_practice.grader.sandbox.prefetch import PackedCalls, pack_calls
 from attn_practice.grader.suites.assertions import StepContext, StepFailure
+from attn_practice.grader.suites.strategies import Drawn, rebuild, recipe_of, salted
 
-FORMAT = 1
+FORMAT = 2  # 2: drawn examples stored as recipes (see strategies)
 
 
 def store_path(secret: str | None = None) -> Path | None:
@@ -69,6 +70,9 @@ class ExampleReplay:
     def __init__(self, store: Path | None = None, *, secret: str | None = None) -> None:
         self.store = store
         self.secret = secret  # examples are drawn from it (None: the public ones); see hypothesis_setup
+        #: Values of recorded examples are rebuilt under this salt (see `strategies.salted`):
+        #: grade sets it per submission from the secret and the submission's bytes.
+        self.salt: int | None = None
         self.recordings: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._raw: dict[tuple[str, int], Any] = {}
         self._blob = memoryview(b"")
@@ -96,10 +100,15 @@ class ExampleReplay:
         hyp._attn_original = original
         key = (item.nodeid, hsettings.default.max_examples)
         recorded = self.get(key)
+        if recorded is None and isinstance(funcargs.get("step"), StepContext):
+            # Cold store: learn the examples from the reference first, so a cold
+            # and a warm store grade every submission the same way (one path).
+            recorded = self._record_from_reference(item, hyp, original, funcargs, key)
         if recorded is not None:
-            self._prefetch(key, recorded, original, funcargs)
+            examples = [_materialize(ex, self.salt) for ex in recorded]
+            self._prefetch(key, examples, original, funcargs)
             try:
-                smallest = _replay_all(recorded, original, funcargs, stop_at_first=shrink)
+                smallest = _replay_all(examples, original, funcargs, stop_at_first=shrink)
                 if smallest is None:
                     return
                 if not shrink:
@@ -119,7 +128,8 @@ class ExampleReplay:
         hyp.inner_test = recording
         seed_test(item.obj, self.secret, item.nodeid)
         try:
-            item.obj(**funcargs)
+            with salted(self.salt):
+                item.obj(**funcargs)
         except BaseException:
             _focus_output(funcargs)  # the shrunk example ran last
             raise
@@ -131,6 +141,37 @@ class ExampleReplay:
         # extra suite may change under the same name, so it stays in memory.
         if _is_ours(item):
             self.dirty = True
+
+    def _record_from_reference(self, item: pytest.Function, hyp: Any, original: Any,
+                               funcargs: dict[str, Any], key: tuple[str, int]) -> list[dict[str, Any]] | None:
+        """Draw `item`'s examples with every call answered by the reference (a correct solution).
+
+        Derandomised, a passing run draws the same examples whoever answers, so
+        this is the recording any correct submission would have made; the
+        learner's code is not called at all.
+        """
+        ctx = funcargs["step"]
+        record: list[dict[str, Any]] = []
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            record.append(_copy_example({k: v for k, v in kwargs.items() if k not in funcargs}))
+            return original(*args, **kwargs)
+
+        saved, ctx.collecting = ctx.collecting, []
+        hyp.inner_test = recording
+        seed_test(item.obj, self.secret, item.nodeid)
+        try:
+            with salted(None):
+                item.obj(**funcargs)
+        except Exception:  # noqa: BLE001 - a suite that fails on the reference: run for real
+            return None
+        finally:
+            hyp.inner_test = original
+            ctx.collecting = saved
+        self.recordings[key] = record
+        if _is_ours(item):
+            self.dirty = True
+        return record
 
     def run_plain(self, item: pytest.Function, funcargs: dict[str, Any]) -> None:
         """A test without Hypothesis: its calls batched like one replayed example's."""
@@ -161,7 +202,7 @@ class ExampleReplay:
         ctx = funcargs.get("step")
         if not isinstance(ctx, StepContext) or not hasattr(ctx.learner, "prefetch"):
             return
-        calls_key = (*key, ctx.exercise.id)
+        calls_key = (*key, ctx.exercise.id, self.salt)
         packed = self._calls.get(calls_key)
         if packed is None:
             calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
@@ -173,7 +214,9 @@ class ExampleReplay:
                 pass
             finally:
                 ctx.collecting = None
-            packed = self._calls[calls_key] = pack_calls(calls)
+            if self.salt is not None and len(self._calls) > 2000:
+                self._calls.clear()  # one submission's calls are worth nothing to the next
+            packed = self._calls[calls_key] = pack_calls(calls, getattr(ctx.learner, "layout_salt", 0))
         ctx.learner.prefetch(packed)
 
     # -- storage ---------------------------------------------------------------
@@ -261,8 +304,7 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
         return None
     best[1].complete()
     if isinstance(ctx, StepContext) and best[2] is not None:
-        ctx.failing_inputs.append(best[2])
-        del ctx.failing_inputs[:-6]
+        ctx.note_failing(best[2])
     return best[1]
 
 
@@ -297,6 +339,9 @@ def _in_suites_dir(path: str) -> bool:
 
 def _encode(v: Any, chunks: list[bytes]) -> Any:
     """JSON for the structure; raw bytes (offset, dtype, shape) for arrays."""
+    recipe = recipe_of(v)
+    if recipe is not None:
+        return {"r": [recipe[0], recipe[1]]}
     if isinstance(v, np.ndarray):
         offset = sum(len(c) for c in chunks)
         arr = np.ascontiguousarray(v)
@@ -319,6 +364,9 @@ _DTYPES = {np.dtype(t).str for t in (np.float64, np.float32, np.bool_, np.int64,
 
 
 def _decode(spec: Any, blob: memoryview) -> Any:
+    if "r" in spec:
+        name, params = spec["r"]
+        return rebuild((str(name), params), None)
     if "a" in spec:
         offset, dtype, shape = spec["a"]
         if dtype not in _DTYPES:
@@ -339,8 +387,24 @@ def _decode(spec: Any, blob: memoryview) -> Any:
     return None
 
 
+def _materialize(example: dict[str, Any], salt: int | None) -> dict[str, Any]:
+    """A recorded example with its drawn values rebuilt under `salt` (None: as recorded)."""
+    if salt is None:
+        return example
+    out = {}
+    for k, v in example.items():
+        recipe = recipe_of(v)
+        out[k] = rebuild(recipe, salt) if recipe is not None else v
+    return out
+
+
 def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
     def copy(v: Any) -> Any:
+        recipe = recipe_of(v)
+        if recipe is not None:  # a drawn example keeps its recipe (the store keeps that)
+            out = Drawn(copy(x) for x in v)
+            out.recipe = recipe
+            return out
         if isinstance(v, np.ndarray):
             return v.copy()
         if isinstance(v, tuple):

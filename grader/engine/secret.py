@@ -81,6 +81,21 @@ def grading_secret(env_name: str | None = None) -> str:
     return value if value else installation_secret()
 
 
+def submission_salt(secret: str, files: dict[str, bytes]) -> int:
+    """The salt a submission's generated inputs are rebuilt under (see `strategies.salted`).
+
+    From the secret and every byte the sandbox may import (names included),
+    so the inputs a version of a submission sees say nothing about the
+    inputs of the next version: a table of harvested answers answers nothing.
+    """
+    h = hashlib.sha256(f"attn-practice-salt/1|{secret}|".encode())
+    for name in sorted(files):
+        data = files[name]
+        h.update(len(name.encode()).to_bytes(8, "big") + name.encode("utf-8", "surrogateescape"))
+        h.update(len(data).to_bytes(8, "big") + data)
+    return int.from_bytes(h.digest()[:8], "big")
+
+
 def secret_tag(secret: str | None) -> str:
     """What caches and example stores are keyed by: a hash, never the secret itself."""
     if secret is None:

@@ -43,7 +43,15 @@ from attn_practice.grader.sandbox.launcher import (
     SandboxDied,
     close_sandboxes,
 )
-from attn_practice.grader.sandbox.prefetch import PREFETCH_TIMEOUT, PackedCalls, same_values
+from attn_practice.grader.sandbox.prefetch import (
+    PREFETCH_TIMEOUT,
+    PackedCalls,
+    batch_order,
+    call_spec,
+    in_call_order,
+    same_values,
+    single_reply,
+)
 from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
 
 
@@ -86,7 +94,6 @@ class LoadError(LearnerError):
     """The learner's module could not be loaded (syntax, import, missing function)."""
 
 
-
 @dataclass
 class CallResult:
     value: np.ndarray
@@ -95,8 +102,6 @@ class CallResult:
     mutated: list[int]
     seconds: float
     output: str
-
-
 
 
 # ---------------------------------------------------------------- learner
@@ -145,9 +150,15 @@ class Learner:
         self.deaths = 0
         self.sticky: LearnerError | None = None
         self.learner_seconds = 0.0
+        #: Mixed into input layouts and the order of batched calls (grade: from the secret
+        #: and the submission's bytes; see `engine.secret.submission_salt`).
+        self.layout_salt = 0
+        #: The layout each positional input of the latest call reached the learner in.
+        self.last_layouts: list[str] = []
+        self._plain = False
         self.calls = 0
         self.call_seconds: list[tuple[int, float]] = []  # (input elements, seconds)
-        self._prefetched: list[tuple[Any, dict[str, Any], list[bytes]]] = []
+        self._prefetched: list[tuple[Any, dict[str, Any], list[bytes], list[str]]] = []
         self._pending_load: tuple[float | BaseException, float] | None = None
         #: Raise failures with their messages unbuilt (`LearnerError.complete` builds one):
         #: grading runs every recorded example but reports only one failure.
@@ -274,20 +285,23 @@ class Learner:
             raise LoadError(info.failure, kind=FailureKind.LOAD)
         assert self.sandbox is not None
         max_elements = max(64 * (expected_size or 0), 1 << 16)
-        for i, ((p_args, p_kwargs, p_size), reply, p_blobs) in enumerate(self._prefetched):
+        for i, ((p_args, p_kwargs, p_size), reply, p_blobs, tags) in enumerate(
+                [] if self._plain else self._prefetched):
             if (p_size == expected_size and p_kwargs.keys() == kwargs.keys() and same_values(p_args, args)
                     and same_values(tuple(p_kwargs.values()), tuple(kwargs[k] for k in p_kwargs))):
                 # Calls skipped over belonged to an example that failed early.
                 del self._prefetched[: i + 1]
+                self.last_layouts = tags
                 return self._finish(reply, p_blobs, args, kwargs, expected_size, max_elements)
-        self._prefetched.clear()  # the test took another path: back to one call at a time
+        if not self._plain:
+            self._prefetched.clear()  # the test took another path: back to one call at a time
         blobs: list[bytes] = []
-        header = {
-            "op": "call",
-            "args": protocol.pack_values(list(args), blobs),
-            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max_elements,
-        }
+        spec = call_spec(args, kwargs, expected_size, blobs, self.layout_salt)
+        if self._plain:
+            spec["layouts"] = ["c"] * len(spec["layouts"])
+        self.last_layouts = spec["layouts"]
+        # A single call is a batch of one: the sandbox runs every call the same way.
+        header = {"op": "call_many", "calls": [spec]}
         t0 = time.perf_counter()
         call_timeout = self._timeout(self.limits.call_timeout)
         try:
@@ -327,7 +341,7 @@ class Learner:
             self.learner_seconds += spent
             if self.budget is not None:
                 self.budget.charge(spent)
-        return self._finish(reply, out_blobs, args, kwargs, expected_size, max_elements)
+        return self._finish(single_reply(reply), out_blobs, args, kwargs, expected_size, max_elements)
 
     def _finish(self, reply: dict[str, Any], out_blobs: list[bytes], args: tuple[Any, ...],
                 kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
@@ -370,6 +384,14 @@ class Learner:
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
         return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
 
+    def call_plain(self, args: Sequence[Any], kwargs: dict[str, Any], expected_size: int | None) -> CallResult:
+        """`call` on plain C-ordered inputs (was a failure about the layout?); the batch is left alone."""
+        self._plain = True
+        try:
+            return self.call(*args, expected_size=expected_size, **kwargs)
+        finally:
+            self._plain = False
+
     def prefetch(self, packed: PackedCalls) -> None:
         """Run `packed` calls (see `pack_calls`) in one round trip; `call` serves them in order.
 
@@ -385,9 +407,10 @@ class Learner:
             return
         n = len(packed.calls)
         timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
+        order = batch_order(self.layout_salt, n)  # drawn from the salt: the suite's order tells nothing
         t0 = time.perf_counter()
         try:
-            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": list(packed.specs)},
+            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": [packed.specs[i] for i in order]},
                                                     list(packed.blobs), timeout=timeout,
                                                     max_bytes=packed.reply_limit)
         except (CallTimeout, SandboxDied, protocol.ProtocolError):
@@ -400,10 +423,11 @@ class Learner:
         replies = reply.get("replies")
         if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
             return
-        for call, sub in zip(packed.calls, replies, strict=True):
-            if not isinstance(sub, dict):
-                return
-            self._prefetched.append((call, sub, out_blobs))
+        by_call = in_call_order(order, replies)
+        if by_call is None:
+            return
+        for call, sub, spec in zip(packed.calls, by_call, packed.specs, strict=True):
+            self._prefetched.append((call, sub, out_blobs, list(spec.get("layouts") or [])))
 
     def _timeout(self, seconds: float) -> float:
         """`seconds`, or less when the submission's budget is nearly spent."""

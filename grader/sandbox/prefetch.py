@@ -8,6 +8,7 @@ call the test makes is the prefetched one (else it runs on its own).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,15 +49,62 @@ class PackedCalls:
     reply_limit: int
 
 
-def pack_calls(calls: Sequence[tuple[tuple[Any, ...], dict[str, Any], int | None]]) -> PackedCalls:
+def layout_tags(arg_specs: list[dict[str, Any]], blobs: Sequence[bytes], salt: int) -> list[str]:
+    """The memory layout each positional array reaches the learner in (see `protocol.LAYOUTS`).
+
+    A function of the salt and the array's bytes only: the same call gets the
+    same layouts in a batch, alone, replayed or fresh. About half are plain C order.
+    """
+    tags = []
+    for i, spec in enumerate(arg_specs):
+        if spec.get("t") != "a" or not spec.get("s"):
+            tags.append("c")
+            continue
+        h = zlib.crc32(blobs[spec["i"]], (salt * 0x9E3779B1 + i) & 0xFFFFFFFF)
+        tags.append(protocol.LAYOUTS[1 + (h >> 1) % (len(protocol.LAYOUTS) - 1)] if h & 1 else "c")
+    return tags
+
+
+def call_spec(args: Sequence[Any], kwargs: dict[str, Any], size: int | None, blobs: list[bytes],
+              salt: int = 0) -> dict[str, Any]:
+    """One call of a `call_many` request (its arrays appended to `blobs`)."""
+    spec = {
+        "args": protocol.pack_values(list(args), blobs),
+        "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
+        "max_elements": max(64 * (size or 0), 1 << 16),
+    }
+    spec["layouts"] = layout_tags(spec["args"], blobs, salt)
+    return spec
+
+
+def pack_calls(calls: Sequence[tuple[tuple[Any, ...], dict[str, Any], int | None]], salt: int = 0) -> PackedCalls:
     """Encode (args, kwargs, expected_size) triples for one `call_many` round trip."""
     blobs: list[bytes] = []
-    specs = []
-    for args, kwargs, size in calls:
-        specs.append({
-            "args": protocol.pack_values(list(args), blobs),
-            "kwargs": {k: protocol.pack_values([v], blobs)[0] for k, v in kwargs.items()},
-            "max_elements": max(64 * (size or 0), 1 << 16),
-        })
+    specs = [call_spec(args, kwargs, size, blobs, salt) for args, kwargs, size in calls]
     limit = sum(16 * s["max_elements"] for s in specs) + (1 << 20)
     return PackedCalls(tuple(calls), tuple(specs), tuple(blobs), limit)
+
+
+def single_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """The one reply inside a one-call `call_many` answer (a single call is a batch of one)."""
+    replies = reply.get("replies") if reply.get("ok") is True else None
+    if isinstance(replies, list) and len(replies) == 1 and isinstance(replies[0], dict):
+        return dict(replies[0], output=str(replies[0].get("output") or "") + str(reply.get("output") or ""))
+    if reply.get("ok") is True:
+        return {"ok": False, "kind": "internal", "message": "malformed batch reply"}
+    return reply
+
+
+def batch_order(salt: int, n: int) -> list[int]:
+    """The order a batch of `n` calls runs in: drawn from the salt, never the suite's own."""
+    return [int(i) for i in np.random.default_rng([int(salt), n]).permutation(n)]
+
+
+def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """Replies to a batch sent in `order`, put back in the calls' order (None if one is malformed)."""
+    out: list[Any] = [None] * len(order)
+    for pos, sub in zip(order, replies, strict=True):
+        if not isinstance(sub, dict):
+            return None
+        out[pos] = sub
+    return out

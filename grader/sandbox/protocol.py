@@ -211,3 +211,61 @@ def recv(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES,
         blobs.append(data[pos : pos + s])
         pos += s
     return header, blobs
+
+
+# ---------------------------------------------------------------- input layouts
+#: How an input array reaches the learner (chosen by the grader, applied inside the sandbox):
+#: the wire carries plain C-ordered bytes, and a layout bug shows only on other layouts.
+LAYOUTS = ("c", "fortran", "transposed", "strided", "offset", "reversed", "readonly")
+
+
+def lay_out(arr: Any, tag: Any) -> Any:
+    """`arr` with the same values in the memory layout `tag` names (unknown tags: unchanged)."""
+    if not isinstance(arr, np.ndarray) or arr.ndim == 0 or not isinstance(tag, str):
+        return arr
+    if tag == "fortran":
+        return np.asfortranarray(arr)
+    if tag == "transposed" and arr.ndim >= 2:  # stored transposed, made logical again: a view
+        return np.ascontiguousarray(np.swapaxes(arr, -1, -2)).swapaxes(-1, -2)
+    if tag == "strided":  # every other element of a larger buffer: a non-contiguous view
+        buf = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), dtype=arr.dtype)
+        view = buf[..., ::2]
+        view[...] = arr
+        return view
+    if tag == "offset":  # a window into a larger buffer: contiguous, but owns nothing
+        buf = np.zeros(arr.size + 3, dtype=arr.dtype)
+        view = buf[3:].reshape(arr.shape)
+        view[...] = arr
+        return view
+    if tag == "reversed":  # negative strides along the first axis
+        return np.ascontiguousarray(arr[::-1])[::-1]
+    if tag == "readonly":
+        out = arr.copy()
+        out.flags.writeable = False
+        return out
+    return arr
+
+
+def invoke(fn: Any, args: list[Any], kwargs: dict[str, Any], layouts: Any) -> tuple[Any, list[Any]]:
+    """Call the learner's `fn` on `args` laid out as `layouts` says: the one frame every call passes.
+
+    Every graded call, single or batched, replayed or fresh, a probe or a
+    test, reaches learner code through this frame, so nothing on the stack
+    tells them apart. A read-only input is a layout to test, not a trap: if
+    the call raises on one, it runs again with writable copies (changing an
+    input in place earns a note, never a failure). Returns the result and the
+    arrays the learner actually got.
+    """
+    tags = layouts if isinstance(layouts, list) else []
+    retry = "readonly" in tags
+    pristine = [a.copy() if isinstance(a, np.ndarray) else a for a in args] if retry else args
+    laid = [lay_out(a, tags[i]) if i < len(tags) else a for i, a in enumerate(args)]
+    try:
+        return fn(*laid, **kwargs), laid
+    except Exception:
+        if not retry:
+            raise
+    # Again from unchanged inputs (the first try may have written to the writable ones).
+    tags = [("c" if t == "readonly" else t) for t in tags]
+    laid = [lay_out(a, tags[i]) if i < len(tags) else a for i, a in enumerate(pristine)]
+    return fn(*laid, **kwargs), laid

@@ -269,7 +269,7 @@ class Server:
         originals = [a.copy() if isinstance(a, np.ndarray) else None for a in args]
         t0 = time.perf_counter()
         try:
-            result = self.fn(*args, **kwargs)
+            result, args = protocol.invoke(self.fn, args, kwargs, header.get("layouts"))  # the one trampoline
         except BaseException as exc:  # noqa: BLE001
             return self._exception_reply(exc, phase="call"), []
         elapsed = time.perf_counter() - t0

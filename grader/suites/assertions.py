@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,8 @@ class StepContext:
     quiet: bool = False
     #: Some call returned another dtype than the reference does for its input.
     _dtype_note_earned: bool = False
+    #: How many failing inputs were ever noted (a test failed on an input when this grew).
+    noted: int = 0
 
     @contextlib.contextmanager
     def quietly(self) -> Iterator[None]:
@@ -93,8 +95,13 @@ class StepContext:
             if not kwargs or name not in kwargs:
                 break
             full.append(kwargs[name])
-        self.failing_inputs.append(tuple(full))
+        self.note_failing(tuple(full))
+
+    def note_failing(self, inputs: tuple[Any, ...]) -> None:
+        """Keep `inputs` as the latest failing ones (for the diagnosis, and to order failures)."""
+        self.failing_inputs.append(inputs)
         del self.failing_inputs[:-MAX_FAILING_INPUTS]
+        self.noted += 1
 
     # -- calling -------------------------------------------------------------
     def expected(self, *args: Any, **kwargs: Any) -> np.ndarray:
@@ -199,9 +206,41 @@ class StepContext:
         __tracebackhide__ = True
         try:
             self._compare(got, expected, args, kwargs or {}, scale)
-        except StepFailure:
+        except StepFailure as exc:
             self._remember(args, kwargs)
+            self._note_layouts(exc, args, kwargs or {}, expected, scale)
             raise
+
+    def _note_layouts(self, exc: StepFailure, args: Sequence[Any], kwargs: dict[str, Any],
+                      expected: np.ndarray, scale: np.ndarray | None) -> None:
+        """When the failing call got an unusual memory layout and is right on plain arrays, say so.
+
+        The same call runs again on plain C-ordered copies (only for a failure
+        whose message is built, so grading pays for one at most per test); the
+        note appears only when that answer passes: the layout is the bug.
+        """
+        tags = list(getattr(self.learner, "last_layouts", None) or [])
+        if not layout_note(self.exercise.params, tags) or not hasattr(self.learner, "call_plain"):
+            return
+
+        def note() -> str:
+            try:
+                plain = self.learner.call_plain(tuple(args), kwargs, int(expected.size)).value
+            except Exception:  # noqa: BLE001 - failing on plain arrays too: the layout is not the point
+                return ""
+            if plain.shape != expected.shape:
+                return ""
+            tol = self.tolerance(args)
+            bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
+            with np.errstate(all="ignore"):
+                right = bool(np.all((np.abs(plain - expected) <= bound) | (plain == expected)))
+            return layout_note(self.exercise.params, tags) if right else ""
+
+        if exc.build is not None:
+            build = exc.build
+            exc.build = lambda: _with_note(build(), note())
+        else:
+            exc.failure = _with_note(exc.failure, note())
 
     def _compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
                  kwargs: dict[str, Any], scale: np.ndarray | None) -> None:
@@ -316,17 +355,53 @@ class StepContext:
         if not condition:
             self._remember(args, kwargs)
             if self.quiet:
-                raise self._pending(lambda: self.require(False, summary, args, kwargs, details=details,
-                                                         hint=hint))
-            summary = summary() if callable(summary) else summary
-            details = details() if callable(details) else details
-            raise StepFailure(Failure(
-                kind="property",
-                summary=summary,
-                details=(details + "\n" if details else "") + describe_inputs(self.exercise.params, tuple(args)),
-                repro=self.repro(args, kwargs or {}),
-                hint=hint,
-            ))
+                raise StepFailure(build=lambda: self._require_failure(summary, args, kwargs, details, hint))
+            raise StepFailure(self._require_failure(summary, args, kwargs, details, hint))
+
+    def _require_failure(self, summary: str | Callable[[], str], args: Sequence[Any],
+                         kwargs: dict[str, Any] | None, details: str | Callable[[], str],
+                         hint: str) -> Failure:
+        summary = summary() if callable(summary) else summary
+        details = details() if callable(details) else details
+        return Failure(
+            kind="property",
+            summary=summary,
+            details=(details + "\n" if details else "") + describe_inputs(self.exercise.params, tuple(args)),
+            repro=self.repro(args, kwargs or {}),
+            hint=hint,
+        )
+
+
+_LAYOUT_WORDS = {
+    "fortran": "a Fortran-ordered (column-major) array",
+    "transposed": "a transposed view (its last two axes stored the other way round)",
+    "strided": "a non-contiguous view (every other element of a larger array)",
+    "offset": "a view into a larger array (it does not own its data)",
+    "reversed": "a view with negative strides",
+    "readonly": "a read-only array",
+}
+
+
+def layout_note(params: Sequence[str], tags: Sequence[str]) -> str:
+    """'Your function got Q as a Fortran-ordered array, ...' for the unusual layouts of a call."""
+    parts = [f"{params[i] if i < len(params) else f'argument {i}'} as {_LAYOUT_WORDS[t]}"
+             for i, t in enumerate(tags) if t in _LAYOUT_WORDS]
+    if not parts:
+        return ""
+    return ("\nOn this call your function got " + ", ".join(parts) + "; on plain C-ordered copies of the "
+            "same inputs its answer is right. Any NumPy array layout is allowed: index by shape, never by "
+            "memory order (np.asarray/np.ascontiguousarray, .flags, .strides, .base are not a way to tell "
+            "inputs apart).")
+
+
+def _with_note(failure: Failure, note: str) -> Failure:
+    return replace(failure, details=(failure.details or "") + note) if note else failure
+
+
+def input_size(inputs: Sequence[Any]) -> tuple[int, int]:
+    """(elements, largest rank) of a failing call's inputs: how a learner measures "small"."""
+    arrays = [np.asarray(a) for a in inputs if isinstance(a, (np.ndarray, list, tuple))]
+    return sum(int(a.size) for a in arrays), max((a.ndim for a in arrays), default=0)
 
 
 def _completed(exc: LearnerError) -> Failure:
@@ -363,4 +438,4 @@ def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
     return ""
 
 
-__all__ = ["StepContext", "StepFailure", "format_array", "named_shape"]
+__all__ = ["StepContext", "StepFailure", "format_array", "input_size", "named_shape"]

@@ -1,58 +1,115 @@
 """Hypothesis strategies for the hidden suites, named after what they make.
 
-Sizes are capped (`MAX_*`) so a whole step checks in well under a second;
-the mistakes we look for show on small arrays, and Hypothesis shrinks a
-failure to the smallest one anyway.
+Two ideas shape this module.
+
+*Reach the whole contract, cheaply.* Each example first draws a shape
+*profile* (`PROFILES`): small arrays (where Hypothesis shrinks to), long
+slices (beyond the lesson's sentence), wide rows (d_k and d_v up to 4096
+with few rows), three batch dimensions, or many batch entries. So a few
+dozen examples reach every dimension the contract allows without any one
+example costing much.
+
+*Draw recipes, not values.* Hypothesis draws only the structure of an
+example (shapes, dtype, fill style, a seed, the axis, ...); the numbers are
+made from that recipe by NumPy (`build`). An example is a `Drawn` tuple
+that remembers its recipe, so the example store keeps recipes and replay
+rebuilds the values under a *salt* (`salted`): `grade` salts with the
+secret and the submission's own bytes (see `engine.examples`), so inputs
+seen in earlier results say nothing about the next version's. Every
+builder keeps its example inside the contract whatever the salt (rows of
+weights sum to 1, every mask row has a True, every softmax slice a finite
+entry).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-MAX_SIDE = 4  # n_q, n_k, d_k, d_v
-MAX_BATCH_DIMS = 2
+MAX_SIDE = 4  # n_q, n_k, d_k, d_v in the small profile
+MAX_LONG = 40  # slice length (n_k, softmax axis) in the long profile: beyond the lesson's sentence
+MAX_WIDE = 4096  # d_k, d_v in the wide profile
+MAX_BATCH_DIMS = 3
 MAX_BATCH_SIDE = 2
-MAX_HEADS = 3
+MAX_BATCH = 12  # batch entries in the many profile
+MAX_HEADS = 16
+HEADS = (1, 2, 3, 4, 8, 16)
 ELEMENT_BOUND = 10.0
 DTYPES = (np.float64, np.float32)
+#: Shape profiles, simplest first (Hypothesis shrinks towards the first).
+PROFILES = ("small", "long", "wide", "deep", "many")
+
+#: How an array is filled; Hypothesis shrinks towards the first (small integers).
+STYLES = ("small-ints", "normal", "uniform", "wide-ints", "mixed-scale", "extremes", "positive")
+
+# -- salt ----------------------------------------------------------------------
+_SALT: int | None = None
 
 
-def elements(dtype: Any, bound: float = ELEMENT_BOUND) -> st.SearchStrategy[float]:
-    width = 32 if np.dtype(dtype) == np.float32 else 64
-    return st.floats(-bound, bound, allow_nan=False, allow_infinity=False, width=width)
+@contextlib.contextmanager
+def salted(salt: int | None) -> Iterator[None]:
+    """Values built meanwhile are mixed with `salt` (None: the public values)."""
+    global _SALT
+    saved, _SALT = _SALT, salt
+    try:
+        yield
+    finally:
+        _SALT = saved
 
 
-def batch_shapes(min_dims: int = 0, max_dims: int = MAX_BATCH_DIMS) -> st.SearchStrategy[tuple[int, ...]]:
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=MAX_BATCH_SIDE) \
-        if min_dims > 0 else st.one_of(st.just(()), hnp.array_shapes(min_dims=1, max_dims=max_dims,
-                                                                          min_side=1, max_side=MAX_BATCH_SIDE))
+def current_salt() -> int | None:
+    return _SALT
 
 
-def sides() -> st.SearchStrategy[int]:
-    return st.integers(1, MAX_SIDE)
+def _rng(seed: int, salt: int | None) -> np.random.Generator:
+    return np.random.default_rng([int(seed)] if salt is None else [int(seed), int(salt)])
 
 
-def dtypes() -> st.SearchStrategy[Any]:
-    return st.sampled_from(DTYPES)
+# -- recipes -------------------------------------------------------------------
+class Drawn(tuple):  # type: ignore[type-arg]
+    """An example (a plain tuple to the tests) that remembers the recipe it was built from."""
+
+    recipe: tuple[str, dict[str, Any]]
 
 
-#: How `arrays` fills an array; Hypothesis shrinks towards the first (small integers),
-#: which makes a failing example easy to read and to retype.
-STYLES = ("small-ints", "normal", "uniform", "wide-ints", "mixed-scale", "extremes")
+_BUILDERS: dict[str, Callable[[dict[str, Any], int | None], tuple[Any, ...]]] = {}
+
+
+def _builder(name: str) -> Callable[[Callable[..., tuple[Any, ...]]], Callable[..., tuple[Any, ...]]]:
+    def register(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+        _BUILDERS[name] = fn
+        return fn
+    return register
+
+
+def build(name: str, params: dict[str, Any], salt: Any = ...) -> Drawn:
+    """The example `params` describe, its values mixed with `salt` (default: the current one)."""
+    salt = _SALT if salt is ... else salt
+    out = Drawn(_BUILDERS[name](params, salt))
+    out.recipe = (name, params)
+    return out
+
+
+def rebuild(recipe: Any, salt: int | None) -> Drawn:
+    """`build` from a stored recipe (raises KeyError/TypeError/ValueError when it is not one)."""
+    name, params = recipe
+    if name not in _BUILDERS or not isinstance(params, dict):
+        raise ValueError(f"unknown recipe {str(name)[:40]!r}")
+    return build(str(name), params, salt)
+
+
+def recipe_of(value: Any) -> tuple[str, dict[str, Any]] | None:
+    return getattr(value, "recipe", None) if isinstance(value, Drawn) else None
 
 
 def _composite(f: Callable[..., Any]) -> Callable[..., st.SearchStrategy[Any]]:
-    """`st.composite`, applied on first use.
-
-    Hypothesis reads and tokenizes a composite's source when it is made
-    (a few milliseconds each); a `check` of one step uses one or two of them.
-    """
+    """`st.composite`, applied on first use (Hypothesis tokenizes its source when made)."""
     made: Callable[..., st.SearchStrategy[Any]] | None = None
 
     @functools.wraps(f)
@@ -65,26 +122,43 @@ def _composite(f: Callable[..., Any]) -> Callable[..., st.SearchStrategy[Any]]:
     return strategy
 
 
+# -- arrays ----------------------------------------------------------------------
 _STYLE = st.sampled_from(STYLES)
 _SEED = st.integers(0, 2**32 - 1)
 
 
-@_composite
-def arrays(draw: Any, shape: tuple[int, ...], dtype: Any = np.float64,
-           bound: float = ELEMENT_BOUND) -> np.ndarray:
-    """Float arrays of `shape`, values within +-bound.
-
-    Hypothesis draws a fill style and a seed rather than every element: two
-    choices per array instead of hundreds keeps each example cheap (a whole
-    step checks in a fraction of a second), and shrinking still goes to the
-    simplest style and seed. Module-level strategies avoid rebuilding
-    strategy objects on every draw, which costs more than the draw itself.
-    """
-    return _materialize(tuple(shape), np.dtype(dtype), draw(_STYLE), draw(_SEED), float(bound))
+def elements(dtype: Any, bound: float = ELEMENT_BOUND) -> st.SearchStrategy[float]:
+    width = 32 if np.dtype(dtype) == np.float32 else 64
+    return st.floats(-bound, bound, allow_nan=False, allow_infinity=False, width=width)
 
 
-def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int, bound: float) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+def sides() -> st.SearchStrategy[int]:
+    return st.integers(1, MAX_SIDE)
+
+
+def dtypes() -> st.SearchStrategy[Any]:
+    return st.sampled_from(DTYPES)
+
+
+def batch_shapes(min_dims: int = 0, max_dims: int = 2) -> st.SearchStrategy[tuple[int, ...]]:
+    return hnp.array_shapes(min_dims=max(min_dims, 1), max_dims=max_dims, min_side=1, max_side=MAX_BATCH_SIDE) \
+        if min_dims > 0 else st.one_of(st.just(()), hnp.array_shapes(min_dims=1, max_dims=max_dims,
+                                                                          min_side=1, max_side=MAX_BATCH_SIDE))
+
+
+def _spec(draw: Any, shape: tuple[int, ...], dtype: Any, bound: float) -> list[Any]:
+    """An array's recipe: [shape, dtype, style, seed, bound]."""
+    return [list(shape), np.dtype(dtype).str, draw(_STYLE), draw(_SEED), float(bound)]
+
+
+def _make(spec: list[Any], salt: int | None) -> np.ndarray:
+    shape, dtype, style, seed, bound = spec
+    return _materialize(tuple(shape), np.dtype(dtype), str(style), int(seed), float(bound), salt)
+
+
+def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int, bound: float,
+                 salt: int | None = None) -> np.ndarray:
+    rng = _rng(seed, salt)
     small = min(bound, 3.0)
     if style == "small-ints":
         a = rng.integers(-int(small), int(small) + 1, size=shape).astype(np.float64)
@@ -95,7 +169,11 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
     elif style == "wide-ints":
         a = rng.integers(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape).astype(np.float64)
     elif style == "mixed-scale":
-        a = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 1 + int(np.log10(max(bound, 1.0))), size=shape)
+        top = int(np.floor(np.log10(max(bound, 1.0))))
+        a = rng.uniform(0.1, 1.0, size=shape) * 10.0 ** rng.integers(-3, top + 1, size=shape)
+        a *= rng.choice(np.array([-1.0, 1.0]), size=shape)
+    elif style == "positive":  # one sign: sums do not cancel, so a relative error shows whole
+        a = rng.uniform(bound / 10, bound, size=shape)
     else:  # extremes: values at and near the bound, with zeros
         a = rng.choice(np.array([-bound, -bound / 2, 0.0, bound / 2, bound]), size=shape)
     a = np.clip(a, -bound, bound)
@@ -103,119 +181,47 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
         return a.astype(dtype)
 
 
-@_composite
-def qk_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """(Q, K) with shapes (..., n_q, d_k), (..., n_k, d_k)."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    n_q, n_k, d_k = draw(sides()), draw(sides()), draw(sides())
-    return draw(arrays(batch + (n_q, d_k), dt)), draw(arrays(batch + (n_k, d_k), dt))
+@_builder("arrays")
+def _build_arrays(params: dict[str, Any], salt: int | None) -> tuple[Any, ...]:
+    return tuple(_make(s, salt) for s in params["arrays"]) + tuple(params.get("extra", ()))
 
 
 @_composite
-def qkv_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Q, K, V) with shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    n_q, n_k, d_k, d_v = draw(sides()), draw(sides()), draw(sides()), draw(sides())
-    return (draw(arrays(batch + (n_q, d_k), dt)), draw(arrays(batch + (n_k, d_k), dt)),
-            draw(arrays(batch + (n_k, d_v), dt)))
+def arrays(draw: Any, shape: tuple[int, ...], dtype: Any = np.float64,
+           bound: float = ELEMENT_BOUND) -> np.ndarray:
+    """Float arrays of `shape`, values within +-bound (a fill style and a seed, not every element)."""
+    return _make(_spec(draw, tuple(shape), dtype, bound), _SALT)
 
 
-@_composite
-def score_matrices(draw: Any, batched: bool | None = None, dtype: Any = None,
-                   bound: float = 1e3) -> np.ndarray:
-    """Score arrays (..., n_q, n_k)."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    return draw(arrays(batch + (draw(sides()), draw(sides())), dt, bound))
+# -- shapes ------------------------------------------------------------------------
+_PROFILE = st.sampled_from(PROFILES)
 
 
-@_composite
-def softmax_inputs(draw: Any, *, huge: bool = False, neg_inf: bool = False, dtype: Any = None,
-                   min_dims: int = 1, max_dims: int = 3) -> tuple[np.ndarray, int]:
-    """(x, axis) for softmax: any rank, any valid axis (negative ones too)."""
-    dt = dtype or draw(dtypes())
-    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=4))
-    bound = (1e300 if np.dtype(dt) == np.float64 else 1e38) if huge else 30.0
-    x = draw(arrays(shape, dt, bound))
-    axis = draw(st.integers(-len(shape), len(shape) - 1))
-    if neg_inf:
-        holes = draw(hnp.arrays(np.bool_, shape))
-        # Keep at least one finite entry in every slice along `axis`.
-        first = [slice(None)] * len(shape)
-        first[axis] = 0
-        holes[tuple(first)] = False
-        x = np.where(holes, -np.inf, x).astype(dt)
-    return x, axis
-
-
-@_composite
-def weights_and_values(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """(weights, V): rows of weights are non-negative and sum to 1."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    n_q, n_k, d_v = draw(sides()), draw(sides()), draw(sides())
-    raw = draw(hnp.arrays(np.float64, batch + (n_q, n_k), elements=st.floats(0.01, 1.0)))
-    w = (raw / raw.sum(axis=-1, keepdims=True)).astype(dt)
-    return w, draw(arrays(batch + (n_k, d_v), dt))
-
-
-def causal_masks(n_q: int, n_k: int) -> st.SearchStrategy[np.ndarray]:
-    """Lower-triangular masks (query i sees keys <= i), widened so every row has a True."""
-    offset = max(0, n_k - n_q)
-    return st.just(np.tril(np.ones((n_q, n_k), dtype=bool), k=offset))
-
-
-@_composite
-def random_masks(draw: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """Boolean masks with at least one True in every row."""
-    mask = draw(hnp.arrays(np.bool_, shape))
-    n_k = shape[-1]
-    pick = draw(hnp.arrays(np.int64, shape[:-1], elements=st.integers(0, n_k - 1)))
-    np.put_along_axis(mask, pick[..., None], True, axis=-1)
-    return mask
-
-
-@_composite
-def masked_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
-                  batched_mask: bool | None = None, causal: bool | None = None) -> tuple[np.ndarray, ...]:
-    """(Q, K, V, mask) with a mask of shape (n_q, n_k) or (..., n_q, n_k)."""
-    Q, K, V = draw(qkv_arrays(batched=batched, dtype=dtype))
-    n_q, n_k = Q.shape[-2], K.shape[-2]
-    use_causal = draw(st.booleans()) if causal is None else causal
-    per_batch = (draw(st.booleans()) if batched_mask is None else batched_mask) and Q.ndim > 2
-    shape = (Q.shape[:-2] if per_batch else ()) + (n_q, n_k)
-    if use_causal:
-        mask = np.broadcast_to(draw(causal_masks(n_q, n_k)), shape).copy()
+def _draw_dims(draw: Any, batched: bool | None) -> dict[str, Any]:
+    """Batch shape and n_q, n_k, d_k, d_v under one drawn profile (see the module docstring)."""
+    profile = draw(_PROFILE)
+    if batched is False and profile in ("deep", "many"):
+        profile = "small"
+    if profile == "deep":
+        batch = tuple(draw(st.integers(1, 3)) for _ in range(3))
+    elif profile == "many":
+        batch = (draw(st.integers(7, MAX_BATCH)),)
+    elif batched is False:
+        batch = ()
+    elif profile == "small":
+        batch = draw(batch_shapes(min_dims=1 if batched else 0))
     else:
-        mask = draw(random_masks(shape))
-    return Q, K, V, mask
-
-
-@_composite
-def projection_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[np.ndarray, ...]:
-    """(Z, W_q, W_k, W_v) for self-attention, with d_k != d_v allowed."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    n, d_model, d_k, d_v = draw(sides()), draw(sides()), draw(sides()), draw(sides())
-    Z = draw(arrays(batch + (n, d_model), dt, 3.0))
-    return (Z, draw(arrays((d_model, d_k), dt, 1.0)), draw(arrays((d_model, d_k), dt, 1.0)),
-            draw(arrays((d_model, d_v), dt, 1.0)))
-
-
-@_composite
-def multi_head_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> tuple[Any, ...]:
-    """(Z, W_q, W_k, W_v, W_o, n_heads) with n_heads dividing d_model."""
-    batch = draw(_batch(batched))
-    dt = dtype or draw(dtypes())
-    n_heads = draw(st.integers(1, MAX_HEADS))
-    d_h = draw(st.integers(1, 3))
-    d_model = n_heads * d_h
-    n = draw(sides())
-    Z = draw(arrays(batch + (n, d_model), dt, 3.0))
-    Ws = [draw(arrays((d_model, d_model), dt, 1.0)) for _ in range(4)]
-    return (Z, *Ws, n_heads)
+        batch = (draw(st.integers(1, 3)),) if batched or draw(st.booleans()) else ()
+    if profile == "long":
+        dims = {"n_q": draw(st.integers(1, 6)), "n_k": draw(st.integers(6, MAX_LONG)),
+                "d_k": draw(st.integers(1, 6)), "d_v": draw(st.integers(1, 6))}
+    elif profile == "wide":
+        dims = {"n_q": draw(st.integers(1, 3)), "n_k": draw(st.integers(1, 3)),
+                "d_k": draw(st.one_of(st.just(MAX_WIDE), st.integers(1025, MAX_WIDE))),
+                "d_v": draw(st.one_of(st.integers(1, 4), st.integers(1025, MAX_WIDE)))}
+    else:
+        dims = {k: draw(sides()) for k in ("n_q", "n_k", "d_k", "d_v")}
+    return {"profile": profile, "batch": batch, **dims}
 
 
 def _batch(batched: bool | None) -> st.SearchStrategy[tuple[int, ...]]:
@@ -226,27 +232,219 @@ def _batch(batched: bool | None) -> st.SearchStrategy[tuple[int, ...]]:
     return st.just(())
 
 
-# The lesson's worked example, used by every core step.
-WORKED_Q = np.array([[1.0, 0.0, 1.0, 0.0]])
-WORKED_K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
-WORKED_V = np.array([[10.0, 0.0], [0.0, 5.0], [2.0, 2.0]])
+def _magnitude(draw: Any, dt: Any, profile: str) -> float:
+    """Q/K element bound: large (scores in the thousands and beyond) only where rounding allows."""
+    if np.dtype(dt) == np.float32 or profile == "wide":
+        return ELEMENT_BOUND
+    return draw(st.sampled_from((ELEMENT_BOUND, 300.0)))
 
 
-# --- steps 2-5 -----------------------------------------------------------
-MAX_D_K = 1024
+# -- steps 1, 4, 5 -------------------------------------------------------------------
+@_composite
+def qk_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> Drawn:
+    """(Q, K) with shapes (..., n_q, d_k), (..., n_k, d_k)."""
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    b = d["batch"]
+    bound = draw(st.sampled_from((ELEMENT_BOUND, 1e3, 1e100))) if np.dtype(dt) == np.float64 else ELEMENT_BOUND
+    return build("arrays", {"arrays": [_spec(draw, b + (d["n_q"], d["d_k"]), dt, bound),
+                                       _spec(draw, b + (d["n_k"], d["d_k"]), dt, bound)]})
+
+
+@_composite
+def qkv_arrays(draw: Any, batched: bool | None = None, dtype: Any = None) -> Drawn:
+    """(Q, K, V) with shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)."""
+    return build("arrays", _qkv_params(draw, batched, dtype))
+
+
+def _qkv_params(draw: Any, batched: bool | None, dtype: Any) -> dict[str, Any]:
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    b, big = d["batch"], _magnitude(draw, dt, d["profile"])
+    return {"arrays": [_spec(draw, b + (d["n_q"], d["d_k"]), dt, big),
+                       _spec(draw, b + (d["n_k"], d["d_k"]), dt, big),
+                       _spec(draw, b + (d["n_k"], d["d_v"]), dt, ELEMENT_BOUND)]}
+
+
+@_builder("weights")
+def _build_weights(params: dict[str, Any], salt: int | None) -> tuple[Any, ...]:
+    shape, dt, seed = tuple(params["weights"]), np.dtype(params["dtype"]), int(params["seed"])
+    raw = _rng(seed, salt).uniform(0.01, 1.0, size=shape)
+    if params.get("peaked"):  # one key takes almost all the weight
+        raw = raw ** 8
+    w = (raw / raw.sum(axis=-1, keepdims=True)).astype(dt)
+    return w, _make(params["V"], salt)
+
+
+@_composite
+def weights_and_values(draw: Any, batched: bool | None = None, dtype: Any = None) -> Drawn:
+    """(weights, V): rows of weights are non-negative and sum to 1."""
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    b = d["batch"]
+    return build("weights", {"weights": list(b + (d["n_q"], d["n_k"])), "dtype": np.dtype(dt).str,
+                             "seed": draw(_SEED), "peaked": draw(st.booleans()),
+                             "V": _spec(draw, b + (d["n_k"], d["d_v"]), dt, ELEMENT_BOUND)})
+
+
+# -- steps 2, 3 ------------------------------------------------------------------------
+@_composite
+def score_matrices(draw: Any, batched: bool | None = None, dtype: Any = None,
+                   bound: float = 1e3) -> np.ndarray:
+    """Score arrays (..., n_q, n_k)."""
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    return _make(_spec(draw, d["batch"] + (d["n_q"], d["n_k"]), dt, bound), _SALT)
+
+
+MAX_D_K = MAX_WIDE
 
 
 def d_k_values(min_value: int = 1) -> st.SearchStrategy[int]:
-    """Key widths for scale_scores: positive ints up to 1024 (most not perfect squares)."""
+    """Key widths for scale_scores: positive ints up to 4096 (most not perfect squares)."""
     return st.integers(min_value, MAX_D_K)
 
 
 @_composite
 def scale_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
-                 min_d_k: int = 2) -> tuple[np.ndarray, int]:
-    """(scores, d_k) for scale_scores: scores (..., n_q, n_k), d_k a positive int.
+                 min_d_k: int = 2) -> Drawn:
+    """(scores, d_k) for scale_scores: scores (..., n_q, n_k) of any magnitude the dtype holds.
 
     d_k defaults to at least 2: with d_k = 1 dividing, multiplying and not
     scaling at all agree, so a test drawing it would prove little.
     """
-    return draw(score_matrices(batched=batched, dtype=dtype)), draw(d_k_values(min_d_k))
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    top = 1e300 if np.dtype(dt) == np.float64 else 1e38
+    bound = draw(st.sampled_from((1e3, 1e6, top)))
+    return build("arrays", {"arrays": [_spec(draw, d["batch"] + (d["n_q"], d["n_k"]), dt, bound)],
+                            "extra": [draw(d_k_values(min_d_k))]})
+
+
+@_builder("softmax")
+def _build_softmax(params: dict[str, Any], salt: int | None) -> tuple[Any, ...]:
+    x = _make(params["x"], salt)
+    axis = int(params["axis"])
+    if params.get("holes") is not None:
+        rng = _rng(int(params["holes"]), salt)
+        holes = rng.random(x.shape) < 0.4
+        first = [slice(None)] * x.ndim
+        first[axis] = int(rng.integers(x.shape[axis]))
+        holes[tuple(first)] = False  # every slice along `axis` keeps a finite entry
+        x = np.where(holes, -np.inf, x).astype(x.dtype)
+    return x, axis
+
+
+@_composite
+def softmax_inputs(draw: Any, *, huge: bool = False, neg_inf: bool = False, dtype: Any = None,
+                   min_dims: int = 1, max_dims: int = 3) -> Drawn:
+    """(x, axis) for softmax: any rank (up to 5), any valid axis, slices up to 40 long."""
+    dt = dtype or draw(dtypes())
+    profile = draw(st.sampled_from(("small", "long", "deep")))
+    if profile == "deep":
+        shape = draw(hnp.array_shapes(min_dims=max(min_dims, 4), max_dims=5, min_side=1, max_side=3))
+    else:
+        shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    if profile == "long":
+        shape = list(shape)
+        shape[axis] = draw(st.integers(6, MAX_LONG))
+        shape = tuple(shape)
+    if huge:
+        bound = 1e300 if np.dtype(dt) == np.float64 else 1e38
+    else:
+        bound = draw(st.sampled_from((30.0, 3e3))) if np.dtype(dt) == np.float64 else 30.0
+    return build("softmax", {"x": _spec(draw, shape, dt, bound), "axis": axis,
+                             "holes": draw(_SEED) if neg_inf else None})
+
+
+# -- step 6 ------------------------------------------------------------------------------
+def causal_masks(n_q: int, n_k: int) -> st.SearchStrategy[np.ndarray]:
+    """Lower-triangular masks (query i sees keys <= i), widened so every row has a True."""
+    return st.just(_causal(n_q, n_k))
+
+
+def _causal(n_q: int, n_k: int) -> np.ndarray:
+    return np.tril(np.ones((n_q, n_k), dtype=bool), k=max(0, n_k - n_q))
+
+
+def _random_mask(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    mask = rng.random(shape) < 0.5
+    pick = rng.integers(0, shape[-1], size=shape[:-1])
+    np.put_along_axis(mask, pick[..., None], True, axis=-1)
+    return mask
+
+
+@_composite
+def random_masks(draw: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Boolean masks with at least one True in every row."""
+    return _random_mask(_rng(draw(_SEED), _SALT), tuple(shape))
+
+
+@_builder("masked")
+def _build_masked(params: dict[str, Any], salt: int | None) -> tuple[Any, ...]:
+    Q, K, V = _build_arrays(params["qkv"], salt)
+    shape = tuple(params["mask"])
+    if params["causal"]:
+        mask = np.broadcast_to(_causal(shape[-2], shape[-1]), shape).copy()
+    else:
+        mask = _random_mask(_rng(int(params["seed"]), salt), shape)
+    return Q, K, V, mask
+
+
+@_composite
+def masked_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
+                  batched_mask: bool | None = None, causal: bool | None = None) -> Drawn:
+    """(Q, K, V, mask), the mask in any form that broadcasts: (n_q, n_k), (1, n_q, n_k), (b, 1, n_q, n_k), ..."""
+    qkv = _qkv_params(draw, batched, dtype)
+    q_shape, k_shape = qkv["arrays"][0][0], qkv["arrays"][1][0]
+    batch, n_q, n_k = tuple(q_shape[:-2]), q_shape[-2], k_shape[-2]
+    use_causal = draw(st.booleans()) if causal is None else causal
+    per_batch = (draw(st.booleans()) if batched_mask is None else batched_mask) and batch
+    mask_batch: tuple[int, ...] = ()
+    if per_batch:
+        kept = draw(st.integers(1, len(batch)))  # a suffix of the batch dims, each kept or 1
+        mask_batch = tuple(n if draw(st.booleans()) else 1 for n in batch[len(batch) - kept:])
+        if batched_mask and all(m == 1 for m in mask_batch):
+            mask_batch = batch
+    return build("masked", {"qkv": qkv, "mask": list(mask_batch + (n_q, n_k)), "causal": use_causal,
+                            "seed": draw(_SEED)})
+
+
+# -- steps 7, 8 ----------------------------------------------------------------------------
+@_composite
+def projection_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> Drawn:
+    """(Z, W_q, W_k, W_v) for self-attention, with d_k != d_v allowed."""
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    if d["profile"] == "wide":  # the width is d_model here, projected down to small d_k, d_v
+        d_model, d_k, d_v = d["d_k"], draw(sides()), draw(sides())
+    else:
+        d_model, d_k, d_v = d["d_k"], d["d_v"], draw(sides())
+    n = d["n_k"]
+    w_bound = 1.0 if d_model <= 64 else 0.1
+    return build("arrays", {"arrays": [_spec(draw, d["batch"] + (n, d_model), dt, 3.0),
+                                       _spec(draw, (d_model, d_k), dt, w_bound),
+                                       _spec(draw, (d_model, d_k), dt, w_bound),
+                                       _spec(draw, (d_model, d_v), dt, w_bound)]})
+
+
+@_composite
+def multi_head_inputs(draw: Any, batched: bool | None = None, dtype: Any = None) -> Drawn:
+    """(Z, W_q, W_k, W_v, W_o, n_heads) with 1, 2, 3, 4, 8 or 16 heads dividing d_model."""
+    d = _draw_dims(draw, batched)
+    dt = dtype or draw(dtypes())
+    n_heads = draw(st.sampled_from(HEADS))
+    d_h = draw(st.integers(1, 3))
+    d_model = n_heads * d_h
+    n = min(d["n_k"], 12)
+    w_bound = 1.0 if d_model <= 8 else 0.5
+    specs = [_spec(draw, d["batch"] + (n, d_model), dt, 3.0)]
+    specs += [_spec(draw, (d_model, d_model), dt, w_bound) for _ in range(4)]
+    return build("arrays", {"arrays": specs, "extra": [n_heads]})
+
+
+# The lesson's worked example, used by every core step.
+WORKED_Q = np.array([[1.0, 0.0, 1.0, 0.0]])
+WORKED_K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]])
+WORKED_V = np.array([[10.0, 0.0], [0.0, 5.0], [2.0, 2.0]])

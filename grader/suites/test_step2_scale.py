@@ -15,11 +15,11 @@ def test_worked_example(step):
 
 
 def test_several_key_widths(step):
-    """Divides by sqrt(d_k), not by d_k or a fixed number, for d_k = 2, 3, 16, 64, 1000."""
+    """Divides by sqrt(d_k), not by d_k or a fixed number, for d_k from 2 to 4096."""
     scores = np.array([[3.0, -1.5, 0.25, 8.0, -6.0],
                        [0.5, 2.0, -4.0, 1.0, 7.5],
                        [-2.0, 0.0, 9.0, -0.75, 1.25]])
-    for d_k in (2, 3, 16, 64, 1000):
+    for d_k in (2, 3, 16, 64, 1000, 1025, 2000, 4096):
         step.check(scores, d_k)
 
 
@@ -52,3 +52,10 @@ def test_batched_scores(step, sd):
 def test_float32_scores(step, sd):
     """float32 scores give the right values (float32 tolerance)."""
     step.check(*sd)
+
+
+def test_scores_of_any_magnitude(step):
+    """Scores from 1e-300 to 1e300 are scaled without overflow or loss."""
+    scores = np.array([[1e300, -1e300, 1e-300], [3e150, -7.5e-5, 0.0]])
+    step.check(scores, 2)
+    step.check(scores, 4096)

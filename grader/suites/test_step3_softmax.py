@@ -50,11 +50,12 @@ def test_default_axis_is_last(step):
 
 
 def test_both_axes_of_a_matrix(step):
-    """2-D arrays, square and not, normalised along axis=0, 1, -1 and -2 as asked."""
+    """2-D arrays, square and not, normalised along axis=0, 1, -1 and -2 as asked (by keyword and positionally)."""
     rng = np.random.default_rng(31)
     for x in (rng.normal(size=(3, 5)) * 2, rng.normal(size=(4, 4)) * 2):
         for axis in (0, 1, -1, -2):
             step.check(x, axis=axis)
+            step.check(x, axis)
 
 
 def test_every_axis_of_higher_rank_arrays(step):
@@ -66,15 +67,19 @@ def test_every_axis_of_higher_rank_arrays(step):
 
 
 def test_one_dimensional_input(step):
-    """A plain vector works, with the default axis and with axis=0 or axis=-1."""
+    """A plain vector works, with the default axis and axis=0 or -1, and slices from 6 to 40 entries long."""
     x = np.array([1.0, 0.0, 0.5, -2.0, 3.0])
     step.check(x)
     step.check(x, axis=0)
     step.check(x, axis=-1)
+    rng = np.random.default_rng(34)
+    for n in (6, 7, 12, 40):
+        step.check(rng.normal(size=n) * 3)
+        step.check(rng.normal(size=(n, 3)) * 3, axis=0)
 
 
 def test_large_inputs_and_shifts(step):
-    """Large inputs give finite, correct weights: softmax(x + c) equals softmax(x) for |c| up to 1e8."""
+    """Large inputs give finite, correct weights: shifts up to 1e8 change nothing; ties at 1e300 share the weight."""
     rng = np.random.default_rng(33)
     spread = rng.uniform(-1000.0, 1000.0, size=(3, 4))
     spread[0] = [1000.0, 999.5, 998.0, -1000.0]
@@ -101,12 +106,21 @@ def test_large_inputs_and_shifts(step):
             hint="Softmax is shift-invariant; clipping or rounding the input breaks that.",
         )
         step.compare(got, expected, (shifted,))
+    # equal entries as large as 1e300 (3e38 in float32) share the weight: [1e300, 1e300] gives [0.5, 0.5]
+    step.check(np.array([1e300, 1e300]))
+    step.check(np.array([[-1e300, 5e299, 5e299], [1e300, 1e300, 1e300]]))
+    step.check(np.array([3e38, 3e38, -3e38], dtype=np.float32))
 
 
 @given(xa=S.softmax_inputs())
 def test_any_rank_any_axis(step, xa):
     """Any rank, any axis, float64 or float32: weights are in [0, 1], sum to 1, and match the reference."""
     x, axis = xa
+    if x.size % 2:  # the axis positionally, as softmax(x, 0)
+        got, expected = step.call_shaped(x, axis)
+        _require_distribution(step, got, x, {"axis": axis})
+        step.compare(got, expected, (x, axis))
+        return
     kwargs = {"axis": axis}
     got, expected = step.call_shaped(x, **kwargs)
     _require_distribution(step, got, x, kwargs)

@@ -60,9 +60,11 @@ def test_weights_used_as_given(step):
 
 
 def test_two_batch_dimensions(step):
-    """Two batch dimensions at once, with n_q != n_k != d_v."""
+    """Two and three batch dimensions, and twelve batch entries, with n_q != n_k != d_v: none left out."""
     rng = np.random.default_rng(41)
     step.check(_random_weights(rng, (2, 3, 4, 5)), rng.normal(size=(2, 3, 5, 2)))
+    step.check(_random_weights(rng, (12, 2, 3)), rng.normal(size=(12, 3, 2)))
+    step.check(_random_weights(rng, (2, 2, 3, 2, 4)), rng.normal(size=(2, 2, 3, 4, 3)))
 
 
 @given(wv=S.weights_and_values(batched=False, dtype=np.float64))

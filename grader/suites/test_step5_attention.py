@@ -24,17 +24,24 @@ def test_worked_example(step):
 
 
 def test_different_sizes(step):
-    """n_q != n_k and d_k != d_v (3 queries, 5 keys, d_k = 6, d_v = 2): output is (n_q, d_v)."""
+    """n_q != n_k and d_k != d_v (up to 40 keys, d_k up to 4096, float32 too): output is (n_q, d_v)."""
     rng = np.random.default_rng(5)
     step.check(rng.normal(size=(3, 6)), rng.normal(size=(5, 6)), rng.normal(size=(5, 2)) * 3)
     step.check(rng.normal(size=(4, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 7)) * 3)
+    # 40 keys; rows 4096 wide; float32 with positive values (no cancellation hides an error)
+    step.check(rng.normal(size=(3, 4)), rng.normal(size=(40, 4)), rng.normal(size=(40, 2)))
+    step.check(rng.normal(size=(2, 4096)) * 0.2, rng.normal(size=(3, 4096)) * 0.2, rng.normal(size=(3, 2)))
+    Q, K = rng.normal(size=(2, 3, 4)).astype(np.float32), rng.normal(size=(2, 5, 4)).astype(np.float32)
+    V = rng.uniform(1.0, 2.0, size=(2, 5, 3)).astype(np.float32)
+    step.check_scaled(Q, K, V)
 
 
 def test_batch_dimensions(step):
-    """One and two leading batch dimensions are kept, with n_q != n_k and d_k != d_v."""
+    """One, two and three leading batch dimensions are kept, with n_q != n_k and d_k != d_v."""
     rng = np.random.default_rng(51)
     step.check(rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3)))
     step.check(rng.normal(size=(2, 3, 2, 5)), rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 4, 3)))
+    step.check(rng.normal(size=(2, 2, 3, 2, 3)), rng.normal(size=(2, 2, 3, 4, 3)), rng.normal(size=(2, 2, 3, 4, 2)))
 
 
 def test_large_scores_stay_finite(step):
@@ -56,6 +63,9 @@ def test_large_scores_stay_finite(step):
                      "the exponential (softmax is unchanged by it).",
             )
             step.compare(got, expected, (q, K, V))
+    # scores between 1e3 and 1e5 that differ by tens: the weights follow the differences
+    step.check(np.array([[300.0, 0.0], [-200.0, 150.0]]), np.array([[10.0, 1.0], [10.2, -1.0], [-9.0, 40.0]]),
+               np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]))
 
 
 def test_permuting_keys_and_values(step):

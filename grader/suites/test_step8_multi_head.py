@@ -106,3 +106,10 @@ def test_large_scores_stay_finite(step):
         scores = R.dot_scores(Q[:, cols], K[:, cols]) / np.sqrt(d_h)
         assert 1e3 < scores.min() and scores.max() < 1e5  # self-check
     step.check_scaled(Z, W_q, W_k, W_v, W_o, n_heads)
+
+
+def test_one_to_sixteen_heads(step):
+    """1, 2, 4, 8 and 16 heads over the same width: every head is computed, in order."""
+    for n_heads in (1, 2, 4, 8, 16):
+        rng, Z, Ws = _inputs(80 + n_heads, (), 3, 16)
+        step.check_scaled(Z, *[w * 0.5 for w in Ws], n_heads)
