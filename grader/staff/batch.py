@@ -78,7 +78,14 @@ _ENGINE: Engine | None = None
 
 def _init_worker(options: RunOptions) -> None:
     global _ENGINE
-    _ENGINE = Engine(options)
+    _ENGINE = batch_engine(options)
+
+
+def batch_engine(options: RunOptions) -> Engine:
+    """An engine for many submissions: its pytest session is collected once and reused."""
+    engine = Engine(options)
+    engine.suites.reuse = True
+    return engine
 
 
 def _grade_one(path: str, label: str, step_ids: list[str],
@@ -280,7 +287,7 @@ def _failed(future: Future[Any]) -> bool:
 def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
-    with Engine(options) as engine:
+    with batch_engine(options) as engine:
         for i in todo:
             yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 
