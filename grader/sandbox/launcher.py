@@ -61,12 +61,19 @@ class Limits:
     file_size: int = 8 * 1024 * 1024
     open_files: int = 64
     processes: int = 32
-    max_timeouts: int = 2  # after this many timeouts, later calls fail at once
+    #: after this many timeouts, later calls fail at once: one per step, so a step with an
+    #: endless loop stops after one call's time limit, not one per test (issue 20.6)
+    max_timeouts: int = 1
     max_deaths: int = 3  # after this many crashes, later calls fail at once
     submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
 
 
 DEFAULT_CALL_TIMEOUT = 2.0
+#: Seconds past a request's timeout the grader still waits: a sandbox stops a call at its
+#: limit by its own clock and says which call it was (one in a batch), so its word should
+#: arrive before the grader's deadline kills it. Learner code cannot stretch a call by
+#: more than this: the deadline holds whatever the sandbox does.
+REPLY_GRACE = 0.3
 
 class SandboxDied(Exception):
     """The sandbox process ended (exit, signal) while we waited."""
@@ -178,6 +185,7 @@ class Launcher:
                     "file_size": limits.file_size,
                     "open_files": limits.open_files,
                     "processes": limits.processes,
+                    "call_timeout": float(limits.call_timeout or DEFAULT_CALL_TIMEOUT),
                 },
             }
             for attempt in range(2):
@@ -398,7 +406,7 @@ class Sandbox:
         One deadline for the whole exchange: a sandbox that trickles its
         answer a byte at a time cannot stretch the wait.
         """
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout + REPLY_GRACE
         self._guarded(protocol.send, self.sock, header, blobs, deadline=deadline)
         return deadline
 
