@@ -400,7 +400,9 @@ def _is_sock(fd):
             lr.call(np.zeros(1))
     finally:
         lr.close()
-    assert info.value.kind == "timeout"
+    # Stopped at its limit either way: by the grader's deadline (timeout), or by the
+    # sandbox's own clock, whose reply then lands after the learner's bytes (a malformed answer).
+    assert info.value.kind in ("timeout", "crash")
     assert time.monotonic() - t0 < LIMITS.call_timeout + 2.0
 
 

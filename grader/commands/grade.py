@@ -39,11 +39,13 @@ SINGLE_SUBMISSION = {
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where cached results live.")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
-              help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
+              help="Grade on a Dask cluster (tls://host:8786, or 'local': TLS with throwaway credentials).")
+@click.option("--dask-security", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="TLS settings for --dask ADDRESS (YAML: tls_ca_file, tls_client_cert, tls_client_key).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
 def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
           jobs: int | None, no_cache: bool, cache_dir: Path | None, dask_address: str | None,
-          verbose: bool) -> int:
+          dask_security: Path | None, verbose: bool) -> int:
     """Grade one or more SUBMISSION folders (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
@@ -66,6 +68,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         warn([f"skipped {len(skipped)} argument{'s' if len(skipped) > 1 else ''} that "
               f"{'is not a folder' if len(skipped) == 1 else 'are not folders'}: "
               + ", ".join(skipped)])
+    if dask_security is not None and not dask_address:
+        raise Problem("--dask-security goes with --dask ADDRESS")
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
     if fmt in SINGLE_SUBMISSION and len(located) > 1:
         raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
@@ -85,6 +89,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         use_cache=not no_cache,
         cache_dir=cache_dir,
         dask_address=dask_address,
+        dask_security=dask_security,
         progress=fmt != "rich" and sys.stderr.isatty() and len(located) > 1 or
         (fmt == "rich" and len(located) > 1),
         graded_paths=[s.graded_path for s in located],

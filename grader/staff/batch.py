@@ -41,6 +41,8 @@ class GradeRequest:
     use_cache: bool = True
     cache_dir: Path | None = None
     dask_address: str | None = None
+    #: `--dask-security FILE`: TLS settings for `dask_address` (see `dask_security.load_security`)
+    dask_security: Path | None = None
     progress: bool = False
     #: per submission, the folder graded inside it when the step files sat one level down
     graded_paths: Sequence[str] | None = None
@@ -172,9 +174,18 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     if request.dask_address:
         from attn_practice.grader.staff.distributed import grade_on_dask
 
+        security = None
+        if request.dask_security is not None:
+            if request.dask_address == "local":
+                raise RuntimeError("--dask-security is for a scheduler ADDRESS: --dask local makes "
+                                   "its own throwaway TLS credentials")
+            from attn_practice.grader.staff.dask_security import load_security
+
+            security = load_security(request.dask_security)
         for i, report in grade_on_dask([paths[i] for i in todo], request.dask_address,
                                        step_ids=[step_ids[i] for i in todo], options=options,
-                                       labels=[labels[i] for i in todo]):
+                                       labels=[labels[i] for i in todo], security=security,
+                                       workers=request.jobs):
             yield todo[i], report
         return
     jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
