@@ -72,11 +72,12 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
     the engine takes (ids travel better than Exercise objects); other keyword
     arguments (e.g. `options=`) go to `grade_submission` unchanged.
     """
-    from attn_practice.grader.engine.engine import (  # lazily: the worker imports the engine
-        RunOptions,
-        default_steps,
-        grade_submission,
-    )
+    import importlib
+
+    engine_module = importlib.import_module("attn_practice.grader.engine.engine")  # lazily: on the worker
+
+    grade_submission = engine_module.grade_submission
+    run_options = getattr(engine_module, "RunOptions", None)
 
     name = str(payload["name"])
     if payload.get("step_ids") is not None:
@@ -100,13 +101,14 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
             elif kind == "other":
                 os.mkfifo(target)
         options = grade_kwargs.get("options")
-        if isinstance(options, RunOptions) and set(grade_kwargs) <= {"options", "steps"}:
+        if (run_options is not None and isinstance(options, run_options)
+                and set(grade_kwargs) <= {"options", "steps"}):
             # A worker grades many submissions: one warm engine (fork server, pytest
             # session) per worker thread, checked and rebuilt as a local worker's is.
             from attn_practice.grader.staff.batch import grade_with
 
             steps = grade_kwargs.get("steps")
-            ids = [e.id for e in steps] if steps is not None else [e.id for e in default_steps(sub)]
+            ids = [e.id for e in (steps if steps is not None else engine_module.default_steps(sub))]
             report = grade_with(_worker_engine(options), sub, ids, label=str(sub))
         else:
             report = grade_submission(sub, **grade_kwargs)
