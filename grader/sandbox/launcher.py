@@ -61,18 +61,14 @@ class Limits:
     file_size: int = 8 * 1024 * 1024
     open_files: int = 64
     processes: int = 32
-    #: after this many timeouts, later calls fail at once: one per step, so a step with an
-    #: endless loop stops after one call's time limit, not one per test (issue 20.6)
-    max_timeouts: int = 1
+    max_timeouts: int = 1  # after this many timeouts, later calls fail at once (one per step)
     max_deaths: int = 3  # after this many crashes, later calls fail at once
     submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
 
 
 DEFAULT_CALL_TIMEOUT = 2.0
-#: Seconds past a request's timeout the grader still waits: a sandbox stops a call at its
-#: limit by its own clock and says which call it was (one in a batch), so its word should
-#: arrive before the grader's deadline kills it. Learner code cannot stretch a call by
-#: more than this: the deadline holds whatever the sandbox does.
+#: Seconds past a timeout the grader still waits: the sandbox's own clock stops a call and
+#: says which one (of a batch) first; the grader's deadline holds whatever the sandbox does.
 REPLY_GRACE = 0.3
 
 class SandboxDied(Exception):
@@ -87,7 +83,6 @@ class SandboxDied(Exception):
 
 class CallTimeout(Exception):
     pass
-
 
 
 # --------------------------------------------------------------- launcher
@@ -382,7 +377,6 @@ class Launcher:
         self.close()
 
 
-
 # ---------------------------------------------------------------- sandbox
 class Sandbox:
     """One live learner process; `call` raises CallTimeout / SandboxDied."""
@@ -496,8 +490,6 @@ def close_sandboxes(sandboxes: Sequence[Sandbox]) -> None:
     for sb, info in zip(live, infos, strict=True):
         sb.exit_info = info
         shutil.rmtree(sb.tmp, ignore_errors=True)
-
-
 
 
 def _reply_text(reply: dict[str, Any]) -> str:

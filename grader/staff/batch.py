@@ -24,12 +24,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from attn_practice import __version__
-from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
 from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
+from attn_practice.grader.staff.worker import batch_engine, grade_with
+from attn_practice.grader.staff.worker import grader_error as _grader_error
 
 
 @dataclass
@@ -74,7 +74,7 @@ def step_ids_for(course: Course, submission: Path) -> list[str]:
     return [e.id for e in steps]
 
 
-# -- worker side -------------------------------------------------------------
+# -- worker side (one warm engine per worker: see `worker`) ----------------------
 _ENGINE: Engine | None = None
 
 
@@ -83,51 +83,11 @@ def _init_worker(options: RunOptions) -> None:
     _ENGINE = batch_engine(options)
 
 
-def batch_engine(options: RunOptions) -> Engine:
-    """An engine for many submissions: its pytest session is collected once and reused."""
-    engine = Engine(options)
-    engine.suites.reuse = True
-    return engine
-
-
 def _grade_one(path: str, label: str, step_ids: list[str],
                files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """Worker task: grade a folder (or in-memory `files`) and return plain data."""
     assert _ENGINE is not None
     return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
-
-
-def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: str,
-               files: dict[str, bytes] | None = None) -> GradeReport:
-    """Grade one submission on a warm engine, leaving the engine fit for the next (CONTRACT 4.4).
-
-    The fork server is checked before (a poisoned one makes an honest step
-    look like the learner's fault: "ran out of memory while being imported")
-    and after, and rebuilt whenever it is not as it started. A report with a
-    step the grader failed on (its sandbox could not start...) is graded once
-    more on a fresh one. Never raises for the submission's sake: the worst is
-    a report with `error`.
-    """
-    if engine.launcher.check():
-        engine.launcher.refresh()
-    try:
-        steps = [resolve_step(s) for s in step_ids]
-        report = engine.grade(path, steps, label=label, files=files)
-        if report.grader_failed:
-            engine.launcher.refresh()
-            report = engine.grade(path, steps, label=label, files=files)
-    except Exception as exc:  # noqa: BLE001 - one submission's trouble is its own report
-        engine.launcher.refresh()
-        return _grader_error(label, f"{type(exc).__name__}: {exc}")
-    if engine.launcher.check():
-        engine.launcher.refresh()
-    return report
-
-
-def _grader_error(label: str, what: str) -> GradeReport:
-    return GradeReport(submission=label, grader_version=__version__,
-                       error=f"internal grader error (not a problem with this submission; it was not "
-                             f"graded, please report it to the course staff): {what[:500]}")
 
 
 def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:

@@ -105,7 +105,7 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
                 and set(grade_kwargs) <= {"options", "steps"}):
             # A worker grades many submissions: one warm engine (fork server, pytest
             # session) per worker thread, checked and rebuilt as a local worker's is.
-            from attn_practice.grader.staff.batch import grade_with
+            from attn_practice.grader.staff.worker import grade_with
 
             steps = grade_kwargs.get("steps")
             ids = [e.id for e in (steps if steps is not None else engine_module.default_steps(sub))]
@@ -127,7 +127,7 @@ def _worker_engine(options: Any) -> Any:
         return held[1]
     if held is not None:
         held[1].close()
-    from attn_practice.grader.staff.batch import batch_engine
+    from attn_practice.grader.staff.worker import batch_engine
 
     engine = batch_engine(options)
     _WORKER.held = (options, engine)
