@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -206,22 +207,22 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
     this process instead.
     """
     ctx = multiprocessing.get_context("spawn")
-    pending = list(todo)
+    pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
     deaths: dict[int, int] = {}
     failed_starts = 0
     while pending:
         if failed_starts >= 2:
-            yield from _grade_here(options, paths, labels, pending, step_ids)
+            yield from _grade_here(options, paths, labels, list(pending), step_ids)
             return
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(options,)) as pool:
             ping = pool.submit(_ping)
             futures: dict[Future[dict[str, Any]], int] = {}
-            queue = list(pending)
+            queue = deque(pending)
             # Keep a bounded number in flight so an interruption loses little.
             while queue or futures:
                 while queue and len(futures) < jobs * 2:
-                    i = queue.pop(0)
+                    i = queue.popleft()
                     futures[pool.submit(_grade_one, str(paths[i]), labels[i], step_ids[i])] = i
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 broken = False
@@ -240,7 +241,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
                                                           "while grading this submission")
                     except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
                         report = _grader_error(labels[i], f"{type(exc).__name__}: {exc}")
-                    pending.remove(i)
+                    del pending[i]
                     yield i, report
                 if broken:
                     break
