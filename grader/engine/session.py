@@ -10,9 +10,13 @@ Fixtures of every scope are torn down after the last item of each run (the
 protocol's `nextitem=None`), so nothing of one submission is left for the
 next: a run sees what a fresh session would, minus the collecting.
 
-Anything unusual (an interrupt, an error inside pytest) closes the session;
-the engine then falls back to `run_suites`, so a broken session costs time,
-never a result.
+Anything unusual (an interrupt, an error inside pytest itself) closes the
+session and reaches the caller as it would from `run_suites`; the next
+submission gets a fresh session. A session that cannot be collected is not
+tried again: `run_suites` grades instead, so it costs time, never a result.
+
+Per-submission inputs must be drawn when a test runs (fixtures, the replay),
+never at collection: collection happens once per worker.
 """
 
 from __future__ import annotations
