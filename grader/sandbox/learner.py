@@ -402,6 +402,8 @@ class Learner:
             if not isinstance(sub, dict):
                 return
             self._prefetched.append((call, sub, out_blobs))
+        if _stopped(replies[-1]) and self.sandbox is not None:
+            self.sandbox.close()  # interrupted mid-call: a fresh sandbox next time, as after a deadline
 
     def _timed_out(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> NoReturn:
         """Raise (sticky after `max_timeouts`) the timeout of this call."""
