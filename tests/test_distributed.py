@@ -175,3 +175,50 @@ def test_a_grader_failure_on_a_worker_is_graded_once_more(tmp_path, monkeypatch)
     data = dist.grade_payload(dist.submission_payload(_submission(tmp_path / "alice")))
     assert len(calls) == 2
     assert data["steps"][0]["status"] == "passed"
+
+
+def test_submissions_are_streamed_not_sent_up_front(tmp_path, fake_engine, in_process_cluster, monkeypatch):
+    """At most a few submissions per worker thread are read and in flight at any time."""
+    monkeypatch.setattr(dist, "IN_FLIGHT_PER_THREAD", 1)
+    subs = [_submission(tmp_path / f"s{i:02d}") for i in range(12)]
+    read: list[str] = []
+    real = dist.submission_payload
+
+    def payload(path):
+        read.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(dist, "submission_payload", payload)
+    threads = sum(in_process_cluster.scheduler_info["workers"][w]["nthreads"]
+                  for w in in_process_cluster.scheduler_info["workers"])
+    window = max(2, threads)
+    seen = []
+    for index, report in dist.grade_on_dask(subs, in_process_cluster.scheduler_address):
+        assert len(read) <= len(seen) + window, (len(read), len(seen))
+        seen.append(index)
+        assert not report.error
+    assert sorted(seen) == list(range(12)) and len(read) == 12
+
+
+@pytest.mark.slow
+def test_dask_local_on_the_command_line_reports_what_the_local_pool_does(tmp_path):
+    """The console script: `--dask local` (TLS, warm engines on the workers) vs `--jobs 2`."""
+    import shutil
+    import subprocess
+
+    from test_grade import make_submission
+
+    from attn_practice.grader.results import without_timings
+
+    subs = [make_submission(tmp_path / "right"), make_submission(tmp_path / "wrong", {3: "wrong_softmax_global"}),
+            make_submission(tmp_path / "wrong5", {5: "wrong_no_scale"})]
+    exe = shutil.which("attn-practice")
+    assert exe
+    runs = {}
+    for how in (["--jobs", "2"], ["--dask", "local", "--jobs", "2"]):
+        proc = subprocess.run([exe, "grade", *map(str, subs), "--format", "json", "--no-cache", *how],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1, proc.stderr[-2000:]
+        runs[how[1]] = without_timings(json.loads(proc.stdout))
+    assert runs["local"] == runs["2"]
+    assert [r["score"] for r in runs["local"]] == [5.0, 4.0, 4.0]

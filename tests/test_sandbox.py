@@ -400,8 +400,10 @@ def _is_sock(fd):
             lr.call(np.zeros(1))
     finally:
         lr.close()
-    assert info.value.kind == "timeout"
-    assert time.monotonic() - t0 < LIMITS.call_timeout + 20.0  # the writer would take 40 s
+    # Stopped at its limit either way: by the grader's deadline (timeout), or by the
+    # sandbox's own clock, whose reply then lands after the learner's bytes (a malformed answer).
+    assert info.value.kind in ("timeout", "crash")
+    assert time.monotonic() - t0 < LIMITS.call_timeout + 20.0
 
 
 def test_submission_budget_stops_a_slow_submission(launcher: Launcher) -> None:

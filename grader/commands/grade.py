@@ -84,11 +84,13 @@ SINGLE_SUBMISSION = {
 @click.option("--regrade-timeouts", is_flag=True,
               help="Grade again the submissions whose cached result holds a timeout.")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
-              help="Grade on a Dask cluster (tcp://host:8786, or 'local').")
+              help="Grade on a Dask cluster (tls://host:8786, or 'local': TLS with throwaway credentials).")
+@click.option("--dask-security", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="TLS settings for --dask ADDRESS (YAML: tls_ca_file, tls_client_cert, tls_client_key).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every failing test in full (rich).")
 def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, course: Path | None,
           jobs: int | None, no_cache: bool, cache_dir: Path | None, regrade_timeouts: bool,
-          dask_address: str | None, verbose: bool) -> int:
+          dask_address: str | None, dask_security: Path | None, verbose: bool) -> int:
     """Grade one or more SUBMISSIONs: folders, .zip or .ipynb files (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
@@ -115,6 +117,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         warn([skipped_warning(skipped)])
     if not located:
         raise Problem(no_submission(skipped))
+    if dask_security is not None and not dask_address:
+        raise Problem("--dask-security goes with --dask ADDRESS")
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
     if fmt in SINGLE_SUBMISSION and len(located) > 1:
         raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
@@ -148,6 +152,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         use_cache=not no_cache,
         cache_dir=cache_dir,
         dask_address=dask_address,
+        dask_security=dask_security,
         progress=len(located) > 1,  # a bar on a terminal, a line every 10 s in a CI log
         graded_paths=[s.graded_path for s in located],
         regrade_timeouts=regrade_timeouts,

@@ -10,3 +10,10 @@ builds the reference stand-ins for earlier steps; `speed` notes slow passing
 code. It imports `sandbox/`, `suites/`, `reference/` and the shared top-level
 modules; never `reports/`, `teaching/`, `staff/`, `commands/` or the CLI.
 """
+
+import os as _os
+
+# Hypothesis imports every installed package that registers a `hypothesis` entry point
+# (trio does, ~0.15 s) the first time it is imported. Grading needs none of them, and a
+# plugin could change how examples are drawn: off in the grader's process (and only there).
+_os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")

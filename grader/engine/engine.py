@@ -25,6 +25,7 @@ from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
 from attn_practice.grader.engine.plugin import run_suites, suite_files
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
 from attn_practice.grader.engine.secret import submission_salt
+from attn_practice.grader.engine.session import SuiteRunner
 from attn_practice.grader.engine.shims import reference_shims
 from attn_practice.grader.results import (
     Diagnosis,
@@ -89,8 +90,11 @@ class Engine:
         self.replay = ExampleReplay(store_path(self.options.secret) if self.options.persist_examples else None,
                                     secret=self.options.secret)
         configure_hypothesis(self.options.max_examples, self.options.shrink)
+        #: batch workers set `suites.reuse`: one collected pytest session for all their submissions
+        self.suites = SuiteRunner(self.options.extra_suites, self.replay, shrink=self.options.shrink)
 
     def close(self) -> None:
+        self.suites.close()
         self.launcher.close()
 
     def __enter__(self) -> Engine:
@@ -159,8 +163,7 @@ class Engine:
                     learner.close()
                     continue
                 contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
-            outcomes = (run_suites(contexts, self.options.extra_suites, self.replay,
-                                   shrink=self.options.shrink) if contexts else {})
+            outcomes = self.suites.run(contexts) if contexts else {}
             results = []
             for ex in steps:
                 if ex.id in early:

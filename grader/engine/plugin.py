@@ -198,12 +198,10 @@ def suite_files(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str
     return files
 
 
-def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
-               replay: Any = None, *, shrink: bool = True) -> dict[str, list[TestResult]]:
-    """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
-    plugin = _SuitePlugin(contexts, replay, shrink)
-    args = [
-        *suite_files(list(contexts), extra),
+def suite_args(step_ids: Sequence[str], extra: Sequence[Path] = ()) -> list[str]:
+    """pytest's arguments for the suites of `step_ids` (also `session.SuiteSession`'s)."""
+    return [
+        *suite_files(list(step_ids), extra),
         "-c", str(SUITE_INI),
         "--rootdir", str(SUITES_DIR),
         "-p", "no:cacheprovider",
@@ -228,6 +226,13 @@ def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
         "--assert=plain",
         "--import-mode=importlib",
     ]
+
+
+def run_suites(contexts: dict[str, StepContext], extra: Sequence[Path] = (),
+               replay: Any = None, *, shrink: bool = True) -> dict[str, list[TestResult]]:
+    """Run the hidden suites for `contexts`' steps in this process; outcomes by step."""
+    plugin = _SuitePlugin(contexts, replay, shrink)
+    args = suite_args(list(contexts), extra)
     with clean_pytest_env(), open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -199,6 +199,23 @@ def call_failure(reply: dict[str, Any], function: str, params: Sequence[str], ar
                         "traceback from the bottom up.")
 
 
+def timeout_failure(function: str, params: Sequence[str], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    seconds: float, *, stopped: bool = True) -> Failure:
+    """One call ran out of its time limit: which call, on which (short) input.
+
+    The same words whether the grader's deadline or the sandbox's own clock
+    stopped it, so a report never depends on which came first.
+    """
+    return Failure(
+        kind=FailureKind.TIMEOUT,
+        summary=f"timeout: {function}(...) did not return within {seconds:g} s on the input below"
+                + (", so this step's remaining tests were stopped" if stopped else ""),
+        details=describe_inputs(params, args),
+        repro=repro_line(function, params, args, kwargs),
+        hint="Check for a loop that never ends, or input()/sleep() in your code.",
+    )
+
+
 def size_words(n: int) -> str:
     for unit, size in (("GiB", GiB), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size:

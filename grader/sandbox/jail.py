@@ -59,6 +59,8 @@ _KEYCTL_GET_KEYRING_ID, _KEYCTL_JOIN_SESSION_KEYRING, _KEY_SPEC_SESSION_KEYRING 
 _KEYCTL_NR = {"x86_64": 250, "aarch64": 219}
 #: Most a sandbox's stdout and stderr may write (per call: the capture file is emptied after each).
 OUTPUT_FILE_LIMIT = 8 * 1024 * 1024
+#: Temp folders of every system, hidden from sandboxes wherever their own root lies.
+_SYSTEM_TEMP = ("/tmp", "/var/tmp")
 #: The only device files learner code may open (read; /dev/null also write).
 _SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: System directories learner code may read (shared libraries, ld.so's cache, locale
@@ -107,9 +109,12 @@ class Jail:
                 hidden.append(home)  # keys, tokens, runner credentials of whoever grades
         except (KeyError, OSError, ImportError):
             pass
-        tmp = os.path.dirname(self.root) if self.root else ""
-        if tmp not in ("", "/"):
-            hidden.append(tmp)  # the system temp dir: nothing a learner needs, other people's files
+        # The folder holding our root (the grader's temp dir, or /dev/shm), and the system
+        # temp dirs either way: nothing a learner needs, other people's files.
+        grader_tmp = os.environ.pop("ATTN_PRACTICE_GRADER_TMP", "")  # see prestart: never a sandbox's
+        for tmp in (os.path.dirname(self.root) if self.root else "", grader_tmp, *_SYSTEM_TEMP):
+            if tmp not in ("", "/") and os.path.isdir(tmp):
+                hidden.append(os.path.realpath(tmp))
         # Every hidden path stays a mark of its own (not only the outermost):
         # the package inside a needed venv inside a hidden home is hidden again.
         self.hidden = sorted({p for p in hidden if p and p != "/"})

@@ -61,12 +61,15 @@ class Limits:
     file_size: int = 8 * 1024 * 1024
     open_files: int = 64
     processes: int = 32
-    max_timeouts: int = 2  # after this many timeouts, later calls fail at once
+    max_timeouts: int = 1  # after this many timeouts, later calls fail at once (one per step)
     max_deaths: int = 3  # after this many crashes, later calls fail at once
     submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
 
 
 DEFAULT_CALL_TIMEOUT = 2.0
+#: Seconds past a timeout the grader still waits: the sandbox's own clock stops a call and
+#: says which one (of a batch) first; the grader's deadline holds whatever the sandbox does.
+REPLY_GRACE = 0.3
 
 class SandboxDied(Exception):
     """The sandbox process ended (exit, signal) while we waited."""
@@ -80,7 +83,6 @@ class SandboxDied(Exception):
 
 class CallTimeout(Exception):
     pass
-
 
 
 # --------------------------------------------------------------- launcher
@@ -178,6 +180,7 @@ class Launcher:
                     "file_size": limits.file_size,
                     "open_files": limits.open_files,
                     "processes": limits.processes,
+                    "call_timeout": float(limits.call_timeout or DEFAULT_CALL_TIMEOUT),
                 },
             }
             for attempt in range(2):
@@ -374,7 +377,6 @@ class Launcher:
         self.close()
 
 
-
 # ---------------------------------------------------------------- sandbox
 class Sandbox:
     """One live learner process; `call` raises CallTimeout / SandboxDied."""
@@ -398,7 +400,7 @@ class Sandbox:
         One deadline for the whole exchange: a sandbox that trickles its
         answer a byte at a time cannot stretch the wait.
         """
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout + REPLY_GRACE
         self._guarded(protocol.send, self.sock, header, blobs, deadline=deadline)
         return deadline
 
@@ -488,8 +490,6 @@ def close_sandboxes(sandboxes: Sequence[Sandbox]) -> None:
     for sb, info in zip(live, infos, strict=True):
         sb.exit_info = info
         shutil.rmtree(sb.tmp, ignore_errors=True)
-
-
 
 
 def _reply_text(reply: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from attn_practice.grader.sandbox.failures import (
     reply_kind,
     repro_line,
     size_words,
+    timeout_failure,
 )
 from attn_practice.grader.sandbox.launcher import (
     DEFAULT_CALL_TIMEOUT,
@@ -311,16 +312,7 @@ class Learner:
             self.timeouts += 1
             if call_timeout < self.limits.call_timeout:
                 self._stick(FailureKind.TIMEOUT, self._budget_failure())
-            failure = Failure(
-                kind=FailureKind.TIMEOUT,
-                summary=f"timeout: your function did not return within {self.limits.call_timeout:g} s",
-                details=describe_inputs(self.params, args),
-                repro=repro_line(self.function, self.params, args, kwargs),
-                hint="Check for a loop that never ends, or input()/sleep() in your code.",
-            )
-            if self.timeouts >= self.limits.max_timeouts:
-                self._stick(FailureKind.TIMEOUT, failure)
-            raise LearnerError(failure, kind=FailureKind.TIMEOUT) from None
+            self._timed_out(args, kwargs)
         except SandboxDied as exc:
             self.deaths += 1
             kind = FailureKind.MEMORY if exc.out_of_memory else FailureKind.CRASH
@@ -351,6 +343,11 @@ class Learner:
                               key=inputs_key(self.params, args, kwargs))
         if reply.get("ok") is not True:
             kind = reply_kind(reply)
+            if kind is FailureKind.TIMEOUT:  # stopped by the sandbox's own per-call clock
+                self.timeouts += 1
+                if self.sandbox is not None:
+                    self.sandbox.close()  # as after the grader's deadline: a fresh one next time
+                self._timed_out(args, kwargs)
             if self.quiet and kind is not FailureKind.NOT_IMPLEMENTED:
                 raise LearnerError(kind=kind, build=lambda: call_failure(
                     reply, self.function, self.params, args, kwargs, self.limits.memory))
@@ -421,13 +418,26 @@ class Learner:
             if self.budget is not None:
                 self.budget.charge(spent)
         replies = reply.get("replies")
-        if reply.get("ok") is not True or not isinstance(replies, list) or len(replies) != n:
+        if reply.get("ok") is not True or not isinstance(replies, list) or not (
+                len(replies) == n or 0 < len(replies) < n and _stopped(replies[-1])):
             return
         by_call = in_call_order(order, replies)
         if by_call is None:
             return
-        for call, sub, spec in zip(packed.calls, by_call, packed.specs, strict=True):
-            self._prefetched.append((call, sub, out_blobs, list(spec.get("layouts") or [])))
+        for pos, sub in by_call:
+            self._prefetched.append((packed.calls[pos], sub, out_blobs,
+                                     list(packed.specs[pos].get("layouts") or [])))
+        if _stopped(replies[-1]) and self.sandbox is not None:
+            self.sandbox.close()  # interrupted mid-call: a fresh sandbox next time, as after a deadline
+
+    def _timed_out(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> NoReturn:
+        """Raise (sticky after `max_timeouts`) the timeout of this call."""
+        stopped = self.timeouts >= self.limits.max_timeouts
+        failure = timeout_failure(self.function, self.params, args, kwargs, float(self.limits.call_timeout or 0),
+                                  stopped=stopped)
+        if stopped:
+            self._stick(FailureKind.TIMEOUT, failure)
+        raise LearnerError(failure, kind=FailureKind.TIMEOUT) from None
 
     def _timeout(self, seconds: float) -> float:
         """`seconds`, or less when the submission's budget is nearly spent."""
@@ -477,6 +487,11 @@ class Learner:
             name = self.params[i] if i < len(self.params) else f"argument {i}"
             self.notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
                                   "place; callers may not expect that (not judged)")
+
+
+def _stopped(reply: Any) -> bool:
+    """A batch's last reply, when the sandbox stopped the batch at a call that ran out of time."""
+    return isinstance(reply, dict) and reply.get("kind") == "timeout"
 
 
 def close_learners(learners: Sequence[Learner]) -> None:

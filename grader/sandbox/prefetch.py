@@ -100,11 +100,13 @@ def batch_order(salt: int, n: int) -> list[int]:
     return [int(i) for i in np.random.default_rng([int(salt), n]).permutation(n)]
 
 
-def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[dict[str, Any]] | None:
-    """Replies to a batch sent in `order`, put back in the calls' order (None if one is malformed)."""
-    out: list[Any] = [None] * len(order)
-    for pos, sub in zip(order, replies, strict=True):
-        if not isinstance(sub, dict):
-            return None
-        out[pos] = sub
-    return out
+def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[tuple[int, dict[str, Any]]] | None:
+    """Replies to a batch sent in `order` as (call index, reply), in the calls' order.
+
+    A batch the sandbox cut short at a call that ran out of time has fewer replies than
+    calls: the ones it has are kept (the rest run one at a time). None if one is malformed.
+    """
+    got = list(zip(order, replies, strict=False))
+    if any(not isinstance(sub, dict) for _, sub in got):
+        return None
+    return sorted(got, key=lambda pair: pair[0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -23,13 +24,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from attn_practice import __version__
-from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
 from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.staff.cache import PLACEHOLDER
+from attn_practice.grader.staff.worker import batch_engine, grade_with
+from attn_practice.grader.staff.worker import grader_error as _grader_error
 
 
 @dataclass
@@ -41,6 +42,8 @@ class GradeRequest:
     use_cache: bool = True
     cache_dir: Path | None = None
     dask_address: str | None = None
+    #: `--dask-security FILE`: TLS settings for `dask_address` (see `dask_security.load_security`)
+    dask_security: Path | None = None
     progress: bool = False
     #: per submission, the folder graded inside it when the step files sat one level down
     graded_paths: Sequence[str] | None = None
@@ -74,13 +77,13 @@ def step_ids_for(course: Course, submission: Path) -> list[str]:
     return [e.id for e in steps]
 
 
-# -- worker side -------------------------------------------------------------
+# -- worker side (one warm engine per worker: see `worker`) ----------------------
 _ENGINE: Engine | None = None
 
 
 def _init_worker(options: RunOptions) -> None:
     global _ENGINE
-    _ENGINE = Engine(options)
+    _ENGINE = batch_engine(options)
 
 
 def _grade_one(path: str, label: str, step_ids: list[str],
@@ -88,39 +91,6 @@ def _grade_one(path: str, label: str, step_ids: list[str],
     """Worker task: grade a folder (or in-memory `files`) and return plain data."""
     assert _ENGINE is not None
     return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
-
-
-def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: str,
-               files: dict[str, bytes] | None = None) -> GradeReport:
-    """Grade one submission on a warm engine, leaving the engine fit for the next (CONTRACT 4.4).
-
-    The fork server is checked before (a poisoned one makes an honest step
-    look like the learner's fault: "ran out of memory while being imported")
-    and after, and rebuilt whenever it is not as it started. A report with a
-    step the grader failed on (its sandbox could not start...) is graded once
-    more on a fresh one. Never raises for the submission's sake: the worst is
-    a report with `error`.
-    """
-    if engine.launcher.check():
-        engine.launcher.refresh()
-    try:
-        steps = [resolve_step(s) for s in step_ids]
-        report = engine.grade(path, steps, label=label, files=files)
-        if report.grader_failed:
-            engine.launcher.refresh()
-            report = engine.grade(path, steps, label=label, files=files)
-    except Exception as exc:  # noqa: BLE001 - one submission's trouble is its own report
-        engine.launcher.refresh()
-        return _grader_error(label, f"{type(exc).__name__}: {exc}")
-    if engine.launcher.check():
-        engine.launcher.refresh()
-    return report
-
-
-def _grader_error(label: str, what: str) -> GradeReport:
-    return GradeReport(submission=label, grader_version=__version__,
-                       error=f"internal grader error (not a problem with this submission; it was not "
-                             f"graded, please report it to the course staff): {what[:500]}")
 
 
 def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
@@ -208,9 +178,18 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     if request.dask_address:
         from attn_practice.grader.staff.distributed import grade_on_dask
 
+        security = None
+        if request.dask_security is not None:
+            if request.dask_address == "local":
+                raise RuntimeError("--dask-security is for a scheduler ADDRESS: --dask local makes "
+                                   "its own throwaway TLS credentials")
+            from attn_practice.grader.staff.dask_security import load_security
+
+            security = load_security(request.dask_security)
         for i, report in grade_on_dask([paths[i] for i in todo], request.dask_address,
                                        step_ids=[step_ids[i] for i in todo], options=options,
-                                       labels=[labels[i] for i in todo]):
+                                       labels=[labels[i] for i in todo], security=security,
+                                       workers=request.jobs):
             yield todo[i], report
         return
     jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
@@ -271,22 +250,22 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
     this process instead.
     """
     ctx = multiprocessing.get_context("spawn")
-    pending = list(todo)
+    pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
     deaths: dict[int, int] = {}
     failed_starts = 0
     while pending:
         if failed_starts >= 2:
-            yield from _grade_here(options, paths, labels, pending, step_ids)
+            yield from _grade_here(options, paths, labels, list(pending), step_ids)
             return
         with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                                  initargs=(options,)) as pool:
             ping = pool.submit(_ping)
             futures: dict[Future[dict[str, Any]], int] = {}
-            queue = list(pending)
+            queue = deque(pending)
             # Keep a bounded number in flight so an interruption loses little.
             while queue or futures:
                 while queue and len(futures) < jobs * 2:
-                    i = queue.pop(0)
+                    i = queue.popleft()
                     futures[pool.submit(_grade_one, str(paths[i]), labels[i], step_ids[i])] = i
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 broken = False
@@ -305,7 +284,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
                                                           "while grading this submission")
                     except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
                         report = _grader_error(labels[i], f"{type(exc).__name__}: {exc}")
-                    pending.remove(i)
+                    del pending[i]
                     yield i, report
                 if broken:
                     break
@@ -323,7 +302,7 @@ def _failed(future: Future[Any]) -> bool:
 def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
-    with Engine(options) as engine:
+    with batch_engine(options) as engine:
         for i in todo:
             yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 

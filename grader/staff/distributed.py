@@ -10,9 +10,11 @@ submission's original path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -70,9 +72,12 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
     the engine takes (ids travel better than Exercise objects); other keyword
     arguments (e.g. `options=`) go to `grade_submission` unchanged.
     """
-    from attn_practice.grader.engine.engine import (
-        grade_submission,  # lazily: the worker imports the engine
-    )
+    import importlib
+
+    engine_module = importlib.import_module("attn_practice.grader.engine.engine")  # lazily: on the worker
+
+    grade_submission = engine_module.grade_submission
+    run_options = getattr(engine_module, "RunOptions", None)
 
     name = str(payload["name"])
     if payload.get("step_ids") is not None:
@@ -95,10 +100,38 @@ def grade_payload(payload: dict[str, Any], **grade_kwargs: Any) -> dict[str, Any
                 target.mkdir(exist_ok=True)
             elif kind == "other":
                 os.mkfifo(target)
-        report = grade_submission(sub, **grade_kwargs)
-        if report.grader_failed:  # CONTRACT 4.4: once more, on a fresh engine and fork server
+        options = grade_kwargs.get("options")
+        if (run_options is not None and isinstance(options, run_options)
+                and set(grade_kwargs) <= {"options", "steps"}):
+            # A worker grades many submissions: one warm engine (fork server, pytest
+            # session) per worker thread, checked and rebuilt as a local worker's is.
+            from attn_practice.grader.staff.worker import grade_with
+
+            steps = grade_kwargs.get("steps")
+            ids = [e.id for e in (steps if steps is not None else engine_module.default_steps(sub))]
+            report = grade_with(_worker_engine(options), sub, ids, label=str(sub))
+        else:
             report = grade_submission(sub, **grade_kwargs)
+            if report.grader_failed:  # CONTRACT 4.4: once more, on a fresh engine and fork server
+                report = grade_submission(sub, **grade_kwargs)
         return _relabel(report.to_dict(), str(sub), name)
+
+
+_WORKER = threading.local()
+
+
+def _worker_engine(options: Any) -> Any:
+    """This worker thread's engine for `options` (a new one when the options change)."""
+    held = getattr(_WORKER, "held", None)
+    if held is not None and held[0] == options:
+        return held[1]
+    if held is not None:
+        held[1].close()
+    from attn_practice.grader.staff.worker import batch_engine
+
+    engine = batch_engine(options)
+    _WORKER.held = (options, engine)
+    return engine
 
 
 def _import_distributed() -> Any:
@@ -114,54 +147,107 @@ def _failed_report(name: str, exc: BaseException) -> GradeReport:
                        error=f"grading on the Dask cluster failed: {type(exc).__name__}: {exc}")
 
 
+#: Submissions in flight per worker thread: enough to keep workers busy, few enough that
+#: the scheduler never holds a whole class (payloads are streamed, not sent up front).
+IN_FLIGHT_PER_THREAD = 3
+
+
+@contextlib.contextmanager
+def _connect(address: str, security: Any, workers: int | None = None) -> Iterator[Any]:
+    """A client of `address`; "local": a LocalCluster on TLS with throwaway credentials."""
+    distributed = _import_distributed()
+    if address != "local":
+        client = distributed.Client(address, security=security) if security is not None \
+            else distributed.Client(address)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    from attn_practice.grader.staff.dask_security import temporary_security
+
+    with temporary_security() as sec:
+        cluster = distributed.LocalCluster(
+            n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None,
+            protocol="tls://", host="127.0.0.1", security=sec,
+        )
+        try:
+            client = distributed.Client(cluster, security=sec)
+            try:
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
+
+
 def grade_on_dask(
     paths: Iterable[str | os.PathLike[str]],
     address: str,
     *,
     labels: Sequence[str] | None = None,
     step_ids: Sequence[Sequence[str] | None] | None = None,
+    security: Any = None,
+    workers: int | None = None,
     **grade_kwargs: Any,
 ) -> Iterator[tuple[int, GradeReport]]:
     """Grade submissions on a cluster; yield `(index in paths, report)` as each finishes.
 
-    `address` is a scheduler address, or "local" for a LocalCluster of two
-    single-threaded worker processes on this machine. `labels[i]` names path i
-    in its report (default: the path as given); `step_ids[i]` picks its steps.
+    `address` is a scheduler address, or "local" for a LocalCluster of
+    single-threaded worker processes on this machine, on TLS with mutual
+    authentication (see `dask_security`), `workers` of them (default: the CPU
+    count, as the local pool). `security`: a `distributed.Security`
+    for `address` (default: Dask's configuration). `labels[i]` names path i in
+    its report (default: the path as given); `step_ids[i]` picks its steps.
+    Submissions are read and sent a few per worker at a time, as earlier ones
+    finish, so neither this process nor the scheduler holds the whole class.
     A submission that cannot be read, or whose grading raises on the worker,
     yields a report with `error` set, so one bad worker does not lose the class.
     """
     distributed = _import_distributed()
     paths = list(paths)
     names = [str(p) for p in paths] if labels is None else [str(label) for label in labels]
-    cluster = None
-    if address == "local":
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = distributed.Client(cluster)
-    else:
-        client = distributed.Client(address)
-    try:
-        futures = {}
-        for index, path in enumerate(paths):
+    with _connect(address, security, workers) as client:
+        threads = sum((client.nthreads() or {}).values()) or 1
+        window = max(2, IN_FLIGHT_PER_THREAD * threads)
+        pending = iter(range(len(paths)))
+        running: Any = distributed.as_completed()
+        futures: dict[Any, int] = {}
+
+        def submit_next() -> tuple[int, GradeReport] | None:
+            """Send the next submission; a report at once when it cannot be read."""
+            index = next(pending, None)
+            if index is None:
+                return None
             try:
-                payload = submission_payload(path)
+                payload = submission_payload(paths[index])
             except Exception as exc:  # noqa: BLE001 - one unreadable submission never loses the class
-                yield index, _failed_report(names[index], exc)
-                continue
+                return index, _failed_report(names[index], exc)
             payload["name"] = names[index]
             if step_ids is not None and step_ids[index] is not None:
                 payload["step_ids"] = list(step_ids[index])
             future = client.submit(grade_payload, payload, pure=False, **grade_kwargs)
             futures[future] = index
-        for future in distributed.as_completed(futures):
-            index = futures[future]
+            running.add(future)
+            return None
+
+        def fill() -> Iterator[tuple[int, GradeReport]]:
+            while len(futures) < window:
+                before = len(futures)
+                early = submit_next()
+                if early is not None:
+                    yield early
+                elif len(futures) == before:
+                    return  # nothing left to send
+
+        yield from fill()
+        while futures:
+            future = next(running)
+            index = futures.pop(future)
             try:
                 report = GradeReport.from_dict(future.result())
             except Exception as exc:  # the worker's failure becomes this submission's report
                 report = _failed_report(names[index], exc)
+            future.release()
             yield index, report
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+            yield from fill()

@@ -51,12 +51,15 @@ def worked_example_rows(
     files: dict[str, bytes] | None = None,
     limits: Limits | None = None,
     shims: dict[str, str] | None = None,
+    timed_out: frozenset[str] = frozenset(),
 ) -> list[Row]:
     """Run the worked example through the learner's `steps` (ids among step1-5) in the sandbox.
 
     Stages 1-4 are chained: each gets the learner's previous answer, or the
     lesson's numbers when that stage was not run or gave no usable answer.
     `files` grades in-memory sources instead of `workspace_root` (notebooks).
+    `timed_out`: steps the check already stopped for time; not run again (one
+    timeout per step, so a check with an endless loop stops in one call's limit).
     """
     wanted = {resolve_step(s).id for s in steps}
     exp = _expected()
@@ -79,6 +82,8 @@ def worked_example_rows(
         unloaded = False
         if files is None and not (Path(workspace_root) / ex.file).is_file():
             got, problem = None, f"no {ex.file}"
+        elif step_id in timed_out:
+            got, problem = None, "timed out"
         else:
             got, problem, unloaded = _run(launcher, workspace_root, ex, inputs, files=files,
                                           limits=limits, shims=shims)
@@ -185,7 +190,8 @@ def rows_after_check(report: GradeReport, root: Path, launcher: Launcher, *,
     if not steps:
         return ()
     try:
-        rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims)
+        stopped = frozenset(s.id for s in report.steps if s.status == "timeout")
+        rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims, timed_out=stopped)
     except Exception:  # noqa: BLE001 - a teaching aid must never break `check`
         return ()
     if all(r.pending for r in rows):
