@@ -82,6 +82,7 @@ class SuiteSession:
         plugin = self.plugin
         plugin.contexts = contexts
         plugin.outcomes = {k: [] for k in contexts}
+        plugin.sizes, plugin.inputs, plugin._noted = {}, {}, {}  # one submission's failures only
         items = [item for item in self.items if _step_of(item) in contexts]
         hook = self.config.hook
         try:
@@ -92,12 +93,12 @@ class SuiteSession:
                     if self.session.shouldstop or self.session.shouldfail:
                         raise RuntimeError(f"the hidden suites stopped: {self.session.shouldstop}"
                                            f"{self.session.shouldfail}")
+            return plugin.smallest_first()  # the same order and echo as a fresh pytest gives
         except BaseException:
             self.close()  # half-run: fixtures may be set up; never reuse it
             raise
         finally:
             plugin.contexts = {}
-        return plugin.outcomes
 
     def close(self) -> None:
         config, session = self.config, self.session
