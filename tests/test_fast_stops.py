@@ -50,9 +50,12 @@ def test_the_sandbox_stops_a_batch_at_the_call_that_ran_out_of_time(tmp_path):
                           params=("x",), limits=Limits(call_timeout=0.5))
         assert learner.load().ok
         learner.prefetch(packed)
-        # The sandbox answered the batch itself (the grader's deadline never fired):
-        # two answers and the timeout of the third call; the fourth never ran.
-        assert [r.get("kind") for _, r, _ in learner._prefetched] == [None, None, "timeout"]
+        # The sandbox answered the batch itself (the grader's deadline never fired). The
+        # calls run in an order drawn from the salt: those before the endless one are
+        # answered, the endless one is named, and none after it ran.
+        kinds = {id(call[0][0]): r.get("kind") for call, r, _, _ in learner._prefetched}
+        assert kinds[id(hang)] == "timeout"
+        assert set(kinds.values()) <= {None, "timeout"} and list(kinds.values()).count("timeout") == 1
         assert learner.timeouts == 0
         np.testing.assert_allclose(learner(ok1), np.full((2, 3), 1 / 3))
         learner(ok2)
@@ -94,7 +97,8 @@ def test_grading_a_step_that_loops_on_some_inputs_names_the_first_such_call(tmp_
     timed_out = [t for t in step.tests if t.status.value == "timeout"]
     assert timed_out, step.tests
     # the same single failure for every stopped test: one timeout for the step
-    assert len({t.failure.summary + t.failure.details for t in timed_out}) == 1
+    # (grade echoes the input of the first failure only: the others carry its summary)
+    assert len({t.failure.summary for t in timed_out}) == 1
     failure = timed_out[0].failure
     assert "softmax(...) did not return within 0.5 s" in failure.summary
     assert "remaining tests were stopped" in failure.summary
