@@ -1,0 +1,141 @@
+"""Checks on a Dask cluster (`host --dask ADDRESS`): the same check, run on another machine.
+
+A check travels as plain data (the learner's files as text, the step, the
+other steps' standing, the engine options) and runs `work.check_files` on a
+worker, the very function the local pool runs, so the report is the same
+wherever it was made. Workers need attn-practice installed (as for
+`grade --dask`); nothing is read from a shared filesystem and no learner
+code runs in the server or in the worker's own process (the engine's
+sandbox runs it, as everywhere).
+
+A worker that dies mid-check (CONTRACT §4.4): the scheduler notices and
+hands the check to another worker. On the cluster this runner starts itself
+(`--dask local`) the scheduler gives up on a check after it has killed
+`ALLOWED_FAILURES + 1` workers, so a check is retried once; on a cluster of
+your own, set `distributed.scheduler.allowed-failures` the same way (README).
+Whatever else goes wrong between us and the cluster (the check given up as
+killing workers, a lost connection, a check over `CHECK_TIMEOUT`) gets one
+more submission; if that fails too, the learner is told the grader failed,
+never that their code did, and the check is not counted against them
+(`grader_failed` in the result, as the local pool says it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from attn_practice.grader.engine.engine import RunOptions
+from attn_practice.grader.host.checks import work
+from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
+from attn_practice.grader.host.checks.local import grader_failed
+
+NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
+LOCAL = "local"
+#: Submissions of one check (the scheduler's own re-runs after a worker death come on top).
+ATTEMPTS = 2
+#: Worker deaths the scheduler tolerates per check on the cluster we start (`--dask local`).
+ALLOWED_FAILURES = 1
+#: Seconds before we stop waiting for one check (the sandbox's own limits are far lower).
+CHECK_TIMEOUT = 600.0
+#: Seconds a `ready()` answer is reused (load balancers poll /readyz often).
+READY_TTL = 2.0
+CONNECT_TIMEOUT = "10s"
+
+#: One check at a time per worker process: the worker's engine is shared and not thread-safe.
+_WORKER_LOCK = threading.Lock()
+
+
+def check_on_worker(step: str, files: dict[str, str], known_failing: frozenset[str],
+                    known_unchecked: frozenset[str], options: RunOptions) -> CheckResult:
+    """Runs on a Dask worker: `work.check_files` under this process's one-check-at-a-time lock."""
+    with _WORKER_LOCK:
+        result = work.check_files(step, files, known_failing, known_unchecked, options)
+    result["worker_pid"] = os.getpid()
+    return result
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise RuntimeError(NO_DASK) from exc
+    return distributed
+
+
+class DaskCheckRunner:
+    """A `CheckRunner` whose checks run on a Dask cluster (`address`, or "local" for a LocalCluster)."""
+
+    def __init__(self, address: str, options: RunOptions | None = None, jobs: int | None = None,
+                 *, local_workers: int = 2):
+        distributed = _import_distributed()
+        import dask
+
+        self._distributed = distributed
+        self.options = options or RunOptions(speed_notes=True)
+        self.address = address
+        self._cluster = None
+        if address == LOCAL:
+            with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=local_workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None)
+            self.client = distributed.Client(self._cluster, timeout=CONNECT_TIMEOUT)
+        else:
+            self.client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
+        self.capacity = max(1, jobs or self._workers())
+        self._closed = False
+        self._ready_at = 0.0
+        self._ready = True
+
+    def _workers(self) -> int:
+        """How many worker processes the cluster has now (each runs one check at a time)."""
+        try:
+            return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        except TypeError:  # older distributed: no n_workers argument
+            return len(self.client.scheduler_info().get("workers", {}))
+
+    def warm(self) -> None:
+        """Build each worker's engine now, so the class's first checks are not slow."""
+        self.client.run(work.engine, self.options)
+
+    def run(self, request: CheckRequest) -> CheckResult:
+        last = ""
+        for _ in range(ATTEMPTS):
+            if self._closed:
+                return grader_failed(request.step, "the server is stopping")
+            future = None
+            try:
+                future = self.client.submit(
+                    check_on_worker, request.step, dict(request.files),
+                    frozenset(request.known_failing), frozenset(request.known_unchecked),
+                    self.options, pure=False, key=f"attn-check-{request.step}-{time.time_ns()}")
+                return future.result(timeout=CHECK_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - a grader failure, said as such (§4.4)
+                last = f"{type(exc).__name__}: {exc}"
+                if future is not None:
+                    future.cancel()
+        return grader_failed(request.step, f"the checking cluster failed: {last}")
+
+    def ready(self) -> bool:
+        """True while the scheduler answers and has at least one worker (cached READY_TTL s)."""
+        if self._closed:
+            return False
+        now = time.monotonic()
+        if now - self._ready_at > READY_TTL:
+            try:
+                self._ready = self.client.status == "running" and self._workers() > 0
+            except Exception:  # noqa: BLE001 - any failure to ask means not ready
+                self._ready = False
+            self._ready_at = now
+        return self._ready
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self.client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()

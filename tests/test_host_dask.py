@@ -1,0 +1,131 @@
+"""`host --dask`: checks on a real Dask LocalCluster give the local pool's reports, and a
+worker killed mid-check costs the learner nothing (CONTRACT §4.4).
+
+One LocalCluster of two single-threaded worker processes for the module (made by the
+runner itself, as `--dask local` makes it); the local side is `work.check_files`, the
+function every local pool worker runs, called here directly.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from conftest import solution_source
+
+from attn_practice.grader.host.checks import open_runner, work
+from attn_practice.grader.host.checks.base import CheckRequest
+
+pytest.importorskip("distributed", reason="Dask is not installed (pip install 'attn-practice[dask]')")
+pytestmark = pytest.mark.slow
+
+NO_SCALE = "import numpy as np\n\ndef scale_scores(scores, d_k):\n    return scores\n"
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from attn_practice.grader.host.checks.dask import DaskCheckRunner
+
+    r = open_runner("local", work.host_options(), None)
+    assert isinstance(r, DaskCheckRunner)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def _essence(report: dict) -> list[tuple]:
+    """What a learner is told, without timings: per step status, diagnoses, tests' outcomes."""
+    out = []
+    for step in report["steps"]:
+        out.append((step["id"], step["status"], tuple(step.get("diagnoses", ())),
+                    tuple((t["name"], t["status"]) for t in step.get("tests", ()))))
+    return out
+
+
+def _request(step: str, source: str, learner: str = "L1") -> CheckRequest:
+    files = {"step1_scores.py": solution_source("step1")}
+    files[f"{step}_{'scale' if step == 'step2' else 'scores'}.py"] = source
+    return CheckRequest(learner_id=learner, step=step, files=files)
+
+
+def test_dask_runner_is_ready_with_a_worker_per_check_slot(runner):
+    assert runner.ready()
+    assert runner.capacity == 2
+
+
+@pytest.mark.parametrize("step, source", [("step1", solution_source("step1")), ("step2", NO_SCALE)],
+                         ids=["correct", "no-scale"])
+def test_dask_check_gives_the_local_pools_report(runner, step, source):
+    request = _request(step, source)
+    remote = runner.run(request)
+    local = work.check_files(request.step, dict(request.files), options=work.host_options())
+    assert not remote.get("grader_failed"), remote["report"].get("error")
+    assert _essence(remote["report"]) == _essence(local["report"])
+    assert remote["worked_html"] == local["worked_html"]
+    if step == "step2":
+        assert "no-scale" in remote["report"]["steps"][0]["diagnoses"]
+    else:
+        assert remote["report"]["steps"][0]["status"] == "passed"
+
+
+def test_worker_killed_mid_check_is_retried_on_another_and_not_charged(runner):
+    """Kill -9 the worker running a check: the check still passes, run by the other worker."""
+    client = runner.client
+    client.restart()  # fresh workers: the first check on each builds its engine (a wide window)
+    deadline = time.monotonic() + 60
+    while len(client.scheduler_info(n_workers=-1)["workers"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = client.run(os.getpid)
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.update(runner.run(_request("step1", solution_source("step1")))))
+    thread.start()
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        for address, keys in client.processing().items():
+            if any(str(k).startswith("attn-check-") for k in keys):
+                victim = pids.get(address)
+        time.sleep(0.02)
+    assert victim is not None, "the check never reached a worker"
+    os.kill(victim, signal.SIGKILL)
+    thread.join(timeout=180)
+    assert not thread.is_alive()
+    assert not result.get("grader_failed"), result["report"].get("error")
+    assert result["report"]["steps"][0]["status"] == "passed"
+    assert result["worker_pid"] != victim
+
+
+def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(runner):
+    """Every worker that takes the check dies: after the bounded retries the learner is told
+    the grader failed (not their code), and the result is marked so it is not counted."""
+    client = runner.client
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.update(runner.run(_request("step1", solution_source("step1")))))
+    thread.start()
+    killed: set[int] = set()
+    deadline = time.monotonic() + 240
+    while thread.is_alive() and time.monotonic() < deadline:
+        try:
+            pids = client.run(os.getpid)
+            processing = client.processing()
+        except Exception:  # a worker is restarting under us: ask again
+            time.sleep(0.05)
+            continue
+        for address, keys in processing.items():
+            pid = pids.get(address)
+            if pid and pid not in killed and any(str(k).startswith("attn-check-") for k in keys):
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+        time.sleep(0.02)
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert result.get("grader_failed") is True
+    assert "not a problem with your code" in result["report"]["error"]
+    assert result["report"]["steps"] == []
+    # a check is tried on (1 + ALLOWED_FAILURES) workers per submission, ATTEMPTS submissions
+    from attn_practice.grader.host.checks.dask import ALLOWED_FAILURES, ATTEMPTS
+
+    assert len(killed) == ATTEMPTS * (1 + ALLOWED_FAILURES)
