@@ -45,6 +45,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from attn_practice.grader.host import ops_log
 from attn_practice.grader.host.store import schema as q
 from attn_practice.grader.host.store.base import StoreUnavailable
 from attn_practice.grader.host.store.sql import SqlStore
@@ -129,9 +130,6 @@ def _import_psycopg() -> tuple[Any, Any]:
     return psycopg, psycopg_pool
 
 
-log = logging.getLogger("attn_practice.host.store")
-
-
 class _CommitUnknown(Exception):
     """COMMIT was sent and no answer came: the write may or may not be stored."""
 
@@ -193,14 +191,15 @@ class PostgresStore(SqlStore):
     def _mark(self, ok: bool, exc: BaseException | None = None) -> None:
         if ok and self._down.is_set():
             self._down.clear()
-            log.warning("database=back url=%s", self._safe_url())
+            ops_log.log_database(True, self._safe_url())
         elif not ok and not self._down.is_set():
             self._down.set()
-            log.warning("database=away url=%s error=%s", self._safe_url(), type(exc).__name__)
+            ops_log.log_database(False, self._safe_url(), type(exc).__name__)
 
     def _safe_url(self) -> str:
         """The URL without its password (for logs)."""
-        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
+        url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
+        return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
         self._mark(False, exc)
