@@ -129,3 +129,8 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
     from attn_practice.grader.host.checks.dask import ALLOWED_FAILURES, ATTEMPTS
 
     assert len(killed) == ATTEMPTS * (1 + ALLOWED_FAILURES)
+
+
+def test_warm_builds_every_workers_engine(runner):
+    runner.warm()
+    assert runner.ready()

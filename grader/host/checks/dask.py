@@ -57,6 +57,12 @@ def check_on_worker(step: str, files: dict[str, str], known_failing: frozenset[s
     return result
 
 
+def warm_worker(options: RunOptions) -> int:
+    """Runs on each worker: build its engine now; returns the worker's pid (an Engine stays put)."""
+    work.engine(options)
+    return os.getpid()
+
+
 def _import_distributed() -> Any:
     try:
         import distributed
@@ -99,7 +105,7 @@ class DaskCheckRunner:
 
     def warm(self) -> None:
         """Build each worker's engine now, so the class's first checks are not slow."""
-        self.client.run(work.engine, self.options)
+        self.client.run(warm_worker, self.options)
 
     def run(self, request: CheckRequest) -> CheckResult:
         last = ""
