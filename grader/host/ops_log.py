@@ -109,28 +109,28 @@ class OpsStats:
     def prometheus(self) -> str:
         """Prometheus text-format lines (append to the app's own /metrics gauges)."""
         with self._lock:
-            out = ["# HELP attn_requests_total HTTP requests by route class and outcome.",
-                   "# TYPE attn_requests_total counter"]
+            out = ["# HELP attnp_requests_total HTTP requests by route class and outcome.",
+                   "# TYPE attnp_requests_total counter"]
             for (klass, outcome), n in sorted(self.requests.items()):
-                out.append(f'attn_requests_total{{route="{_label(klass)}",outcome="{outcome}"}} {n}')
-            out += ["# HELP attn_request_seconds_total Time spent answering, by route class.",
-                    "# TYPE attn_request_seconds_total counter"]
+                out.append(f'attnp_requests_total{{route="{_label(klass)}",outcome="{outcome}"}} {n}')
+            out += ["# HELP attnp_request_seconds_total Time spent answering, by route class.",
+                    "# TYPE attnp_request_seconds_total counter"]
             for klass, s in sorted(self.request_seconds.items()):
-                out.append(f'attn_request_seconds_total{{route="{_label(klass)}"}} {s:.6f}')
-            out += ["# HELP attn_checks_total Checks finished, by step status.",
-                    "# TYPE attn_checks_total counter"]
+                out.append(f'attnp_request_seconds_total{{route="{_label(klass)}"}} {s:.6f}')
+            out += ["# HELP attnp_check_results_total Checks finished, by step status.",
+                    "# TYPE attnp_check_results_total counter"]
             for status, n in sorted(self.checks.items()):
-                out.append(f'attn_checks_total{{status="{_label(status)}"}} {n}')
+                out.append(f'attnp_check_results_total{{status="{_label(status)}"}} {n}')
             total = sum(self.checks.values())
-            out += ["# HELP attn_check_run_seconds Time a check ran (queue wait excluded).",
-                    "# TYPE attn_check_run_seconds histogram"]
+            out += ["# HELP attnp_check_run_seconds Time a check ran (queue wait excluded).",
+                    "# TYPE attnp_check_run_seconds histogram"]
             for bound in CHECK_BUCKETS:
-                out.append(f'attn_check_run_seconds_bucket{{le="{bound}"}} {self.check_buckets[bound]}')
-            out += [f'attn_check_run_seconds_bucket{{le="+Inf"}} {total}',
-                    f"attn_check_run_seconds_sum {self.check_seconds_sum:.6f}",
-                    f"attn_check_run_seconds_count {total}",
-                    "# HELP attn_database_up 1 while this process reaches the class database.",
-                    "# TYPE attn_database_up gauge", f"attn_database_up {self.database_up}"]
+                out.append(f'attnp_check_run_seconds_bucket{{le="{bound}"}} {self.check_buckets[bound]}')
+            out += [f'attnp_check_run_seconds_bucket{{le="+Inf"}} {total}',
+                    f"attnp_check_run_seconds_sum {self.check_seconds_sum:.6f}",
+                    f"attnp_check_run_seconds_count {total}",
+                    "# HELP attnp_database_up 1 while this process reaches the class database.",
+                    "# TYPE attnp_database_up gauge", f"attnp_database_up {self.database_up}"]
         return "\n".join(out) + "\n"
 
 

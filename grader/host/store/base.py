@@ -127,6 +127,9 @@ class Store(Protocol):
     def latest_files(self, learner_id: str) -> dict[str, Version]:
         """step -> the newest version of each step the learner saved."""
 
+    def latest_version_ids(self) -> dict[tuple[str, str], str]:
+        """(learner id, step) -> the newest version's id, for the whole class (the live grid)."""
+
     # reports
     def save_report(self, learner_id: str, step: str, version_id: str,
                     report: dict[str, Any]) -> ReportRow: ...

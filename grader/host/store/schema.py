@@ -101,6 +101,8 @@ VERSION_BY_ID = f"SELECT {VERSION_COLS} FROM versions WHERE learner_id = ? AND i
 LATEST_VERSIONS = (f"SELECT {VERSION_COLS} FROM versions v WHERE learner_id = ? AND seq = "
                    "(SELECT MAX(seq) FROM versions w WHERE w.learner_id = v.learner_id "
                    "AND w.step = v.step)")
+ALL_LATEST_VERSION_IDS = ("SELECT learner_id, step, id FROM versions v WHERE seq = (SELECT MAX(seq) "
+                          "FROM versions w WHERE w.learner_id = v.learner_id AND w.step = v.step)")
 
 # --------------------------------------------------------------- reports
 NEXT_REPORT_SEQ = "SELECT COALESCE(MAX(seq), 0) + 1 FROM reports WHERE learner_id = ? AND step = ?"

@@ -134,6 +134,10 @@ class SqlStore:
     def latest_files(self, learner_id: str) -> dict[str, Version]:
         return {v.step: v for v in map(_version, self._read(q.LATEST_VERSIONS, (learner_id,)))}
 
+    def latest_version_ids(self) -> dict[tuple[str, str], str]:
+        """(learner id, step) -> the id of its newest version, for the whole class."""
+        return {(r[0], r[1]): r[2] for r in self._read(q.ALL_LATEST_VERSION_IDS)}
+
     # -------------------------------------------------------------- reports
     def save_report(self, learner_id: str, step: str, version_id: str,
                     report: dict[str, Any]) -> ReportRow:
