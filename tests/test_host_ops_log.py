@@ -117,12 +117,12 @@ def test_prometheus_text_counts_requests_and_checks(captured):
     ops_log.log_check(learner_id="a", step="step1", result={"report": {"steps": [
         {"id": "step1", "status": "passed"}]}, "seconds": 0.7}, wait=0.0, runner="local", stats=stats)
     text = stats.prometheus()
-    assert 'attn_requests_total{route="GET /join/{code}",outcome="ok"} 2' in text
-    assert 'attn_requests_total{route="GET /teach",outcome="unavailable"} 1' in text
-    assert 'attn_checks_total{status="passed"} 1' in text
-    assert 'attn_check_run_seconds_bucket{le="0.5"} 0' in text
-    assert 'attn_check_run_seconds_bucket{le="1.0"} 1' in text
-    assert 'attn_check_run_seconds_bucket{le="+Inf"} 1' in text
-    assert "attn_check_run_seconds_count 1" in text and "attn_database_up 1" in text
+    assert 'attnp_requests_total{route="GET /join/{code}",outcome="ok"} 2' in text
+    assert 'attnp_requests_total{route="GET /teach",outcome="unavailable"} 1' in text
+    assert 'attnp_check_results_total{status="passed"} 1' in text
+    assert 'attnp_check_run_seconds_bucket{le="0.5"} 0' in text
+    assert 'attnp_check_run_seconds_bucket{le="1.0"} 1' in text
+    assert 'attnp_check_run_seconds_bucket{le="+Inf"} 1' in text
+    assert "attnp_check_run_seconds_count 1" in text and "attnp_database_up 1" in text
     for ln in text.splitlines():  # every sample line is `name{labels} value` or `name value`
         assert ln.startswith("#") or re.fullmatch(r'[a-z_]+(\{.*\})? [0-9.e+-]+', ln), ln
