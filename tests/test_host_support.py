@@ -1,0 +1,115 @@
+"""Helpers for the host tests (no tests here): a hosted class in process, learners joining it.
+
+`hosted_class` builds the real app (SQLite store in a temp folder, the real
+local check pool) and drives it through Starlette's TestClient; each
+`Browser` is one client with its own cookie jar, as one browser would be.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.host.app import build_app
+from attn_practice.grader.host.auth import ClassKeys, ensure_class_settings
+from attn_practice.grader.host.checks.local import LocalCheckRunner
+from attn_practice.grader.host.checks.work import host_options
+from attn_practice.grader.host.context import HostContext, Limits
+from attn_practice.grader.host.store.factory import open_store
+
+IMPLEMENTATIONS = Path(__file__).parent / "implementations"
+SUBMISSIONS = Path(__file__).parent / "submissions"
+BASE = "http://testserver"
+
+
+@dataclass
+class Hosted:
+    ctx: HostContext
+    app: Any
+    data_dir: Path
+
+    @property
+    def keys(self) -> ClassKeys:
+        return self.ctx.keys(fresh=True)
+
+    def browser(self) -> Browser:
+        return Browser(TestClient(self.app, base_url=BASE, follow_redirects=False), self)
+
+
+@contextmanager
+def hosted_class(data_dir: Path, *, jobs: int = 1, limits: Limits | None = None) -> Iterator[Hosted]:
+    store = open_store(None, data_dir)
+    ensure_class_settings(store)
+    runner = LocalCheckRunner(host_options(), jobs=jobs)
+    ctx = HostContext(store, runner, load_catalog(), limits=limits)
+    app = build_app(ctx)
+    with TestClient(app, base_url=BASE):  # runs the lifespan (the live hub's poller)
+        try:
+            yield Hosted(ctx, app, data_dir)
+        finally:
+            ctx.queue.close()
+    ctx.runner.close()
+    ctx.store.close()
+
+
+class Browser:
+    """One learner's (or the instructor's) browser: a cookie jar, the page's CSRF token."""
+
+    def __init__(self, client: TestClient, hosted: Hosted):
+        self.client = client
+        self.hosted = hosted
+        self.token = ""
+        self.resume_link = ""
+
+    def join(self, name: str = "Ann", student_id: str | None = None) -> Browser:
+        code = self.hosted.keys.join_code
+        page = self.client.get(f"/join/{code}")
+        assert page.status_code == 200, page.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        form = {"csrf": csrf, "display_name": name}
+        if student_id is not None:
+            form["student_id"] = student_id
+        r = self.client.post(f"/join/{code}", data=form)
+        assert r.status_code == 200, r.text
+        self.resume_link = re.search(r'id="resume-link" href="([^"]+)"', r.text).group(1)
+        self.load_page()
+        return self
+
+    def load_page(self) -> None:
+        page = self.client.get("/")
+        self.token = re.search(r'name="attnp-token" content="([^"]+)"', page.text).group(1)
+
+    def post(self, path: str, body: dict[str, Any] | None = None, **kw: Any) -> Any:
+        headers = {"X-Attn-Token": self.token, "Content-Type": "application/json",
+                   **kw.pop("headers", {})}
+        # json.dumps escapes non-ASCII, so a lone surrogate travels as the page's JSON would send it
+        return self.client.post(path, content=json.dumps(body if body is not None else {}).encode(),
+                                headers=headers, **kw)
+
+    def save(self, step: str, content: Any, base: str | None = None, force: bool = False,
+             **kw: Any) -> Any:
+        return self.post(f"/api/step/{step}/save", {"content": content, "base": base, "force": force},
+                         **kw)
+
+    def check(self, step: str) -> Any:
+        return self.post(f"/api/step/{step}/check")
+
+    def teach(self) -> Browser:
+        r = self.client.get(f"/teach?key={self.hosted.keys.instructor_key}")
+        assert r.status_code == 303, r.text
+        page = self.client.get("/teach")
+        assert page.status_code == 200, page.text
+        self.token = re.search(r'name="attnp-token" content="([^"]+)"', page.text).group(1)
+        return self
+
+
+def implementation(step: str, name: str) -> str:
+    return (IMPLEMENTATIONS / step / f"{name}.py").read_text()
