@@ -42,13 +42,13 @@ _names = itertools.count()
 class HostProcess:
     """One `attn-practice host` on the class database; `stop()` sends Ctrl-C."""
 
-    def __init__(self, data_dir: Path, db: str):
+    def __init__(self, data_dir: Path, db: str, *extra: str):
         beside = Path(sys.executable).with_name("attn-practice")
         assert beside.exists(), "the attn-practice console script is not installed (pip install -e .)"
         env = {**os.environ, "COLUMNS": "200"}
         env.pop("ATTN_PRACTICE_DEBUG", None)
         self.proc = subprocess.Popen([str(beside), "host", str(data_dir), "--port", "0", "--db", db,
-                                      "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      "--jobs", "1", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=env)
         head = "".join(self._line() for _ in range(3))
         m = LINKS.match(head)
