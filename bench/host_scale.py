@@ -15,10 +15,15 @@ processes would hold) save versions for their own learners for a fixed
 time; the same on one SQLiteStore. Save latency p50/p95 and saves per second:
 what one database serves, whatever the number of server processes.
 
-class: delegated to the class load generator of issue 23 (bench/host_load.py)
-when it is present, pointed at two `host` processes on one throwaway
-PostgreSQL cluster; learners alternate between the two processes as a
-round-robin load balancer would send them.
+class: two `host` processes (the console script) on one throwaway PostgreSQL
+cluster, and N simulated learners (asyncio + httpx, one cookie jar and one
+X-Forwarded-For address each, as behind a reverse proxy) who join, load the
+page about once a minute, save every ~15 s and check every ~30 s; each
+request goes to the next process in turn, as a round-robin balancer sends
+them. At the end every learner's acknowledged saves are looked up through a
+process: none may be missing. Save, page and check latency (p50/p95), the
+queue wait p95 each server reports in /metrics, a lone check's time, and the
+server processes' peak resident memory.
 
 Everything is bounded in count and time and stops by itself. Results go to
 bench/results-host-scale.json.
@@ -184,30 +189,208 @@ def bench_store(seconds: float, threads: int) -> dict:
 
 
 # ------------------------------------------------------------------ class: 200 learners, 2 processes
+class _Figures:
+    """Latencies and failures the simulated class met, by kind."""
+
+    def __init__(self) -> None:
+        self.lat: dict[str, list[float]] = {"save": [], "page": [], "check": []}
+        self.failed: dict[str, int] = {"save": 0, "page": 0, "check": 0, "join": 0}
+        self.acked: dict[str, list[tuple[int, str]]] = {}  # learner -> (process, version id)
+
+    def summary(self) -> dict:
+        out = {}
+        for kind, values in self.lat.items():
+            out[kind] = {"n": len(values), "p50_ms": ms(pct(values, 50)), "p95_ms": ms(pct(values, 95)),
+                         "max_ms": ms(max(values, default=0.0)), "failed": self.failed[kind]}
+        out["join_failed"] = self.failed["join"]
+        return out
+
+
+async def _learner(k: int, hosts: list, figs: _Figures, stop_at: float) -> None:
+    """One simulated learner behind a round-robin balancer: page loads, a save every ~15 s,
+    a check every ~30 s, each request to the next process in turn."""
+    import asyncio
+    import random
+    import re
+
+    import httpx
+    from conftest import solution_source
+
+    rnd = random.Random(k)
+    turn = k
+    headers = {"X-Forwarded-For": f"10.{k // 250}.{k % 250}.{1 + k % 200}"}  # one address per learner
+
+    def base() -> str:
+        nonlocal turn
+        turn += 1
+        return hosts[turn % len(hosts)].base
+
+    async with httpx.AsyncClient(timeout=120.0, headers=headers, follow_redirects=True) as http:
+        await asyncio.sleep(rnd.uniform(0, 20))  # the class arrives over 20 s
+        try:
+            b = base()
+            page = await http.get(b + hosts[0].join_path)
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+            res = await http.post(b + hosts[0].join_path, data={"display_name": f"Learner {k}", "csrf": csrf})
+            res.raise_for_status()
+            page = await http.get(b + "/")
+            token = re.search(r'name="attnp-token" content="([^"]+)"', page.text).group(1)
+        except Exception:  # noqa: BLE001 - counted
+            figs.failed["join"] += 1
+            return
+        post = {"X-Attn-Token": token}
+        step1 = solution_source("step1")
+        next_save = time.monotonic() + rnd.uniform(0, 15)
+        next_check = time.monotonic() + rnd.uniform(5, 30)
+        next_page = time.monotonic()
+        i = 0
+        while time.monotonic() < stop_at:
+            now = time.monotonic()
+            if now >= next_page:
+                b = base()
+                t0 = time.perf_counter()
+                try:
+                    for path in ("/", "/static/app.js", "/api/summary", "/api/step/step1"):
+                        (await http.get(b + path)).raise_for_status()
+                    figs.lat["page"].append(time.perf_counter() - t0)
+                except Exception:  # noqa: BLE001 - counted
+                    figs.failed["page"] += 1
+                next_page = now + rnd.uniform(45, 75)
+            if now >= next_save:
+                b = base()
+                i += 1
+                text = step1 + f"\n# edit {i}\n"
+                t0 = time.perf_counter()
+                try:
+                    res = await http.post(b + "/api/step/step1/save", json={"content": text, "base": None},
+                                          headers=post)
+                    res.raise_for_status()
+                    figs.lat["save"].append(time.perf_counter() - t0)
+                    figs.acked.setdefault(str(k), []).append((turn % len(hosts), res.json()["version"]))
+                except Exception:  # noqa: BLE001 - counted
+                    figs.failed["save"] += 1
+                next_save = now + rnd.uniform(12, 18)
+            if now >= next_check:
+                b = base()
+                t0 = time.perf_counter()
+                try:
+                    res = await http.post(b + "/api/step/step1/check", json={}, headers=post)
+                    if res.status_code != 429:  # a limit said so clearly: not a failure
+                        res.raise_for_status()
+                        figs.lat["check"].append(time.perf_counter() - t0)
+                except Exception:  # noqa: BLE001 - counted
+                    figs.failed["check"] += 1
+                next_check = time.monotonic() + rnd.uniform(25, 35)
+            await asyncio.sleep(0.2)
+        # Every acknowledged save is there, seen from the other process.
+        b = base()
+        res = await http.get(b + "/api/step/step1/versions")
+        have = {v["id"] for v in res.json().get("versions", [])} if res.status_code == 200 else set()
+        acked = [v for _, v in figs.acked.get(str(k), [])]
+        lost = [v for v in acked[-50:] if v not in have]  # the history shows the newest 50+
+        if lost:
+            figs.failed["save"] += len(lost)
+            figs.acked.setdefault("lost", []).extend((k, v) for v in lost)
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for ln in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if ln.startswith("VmRSS:"):
+                return round(int(ln.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [int(x) for x in out.split()]
+
+
+def _lone_check_seconds(host) -> float:
+    import re
+
+    import httpx
+    from conftest import solution_source
+
+    with httpx.Client(timeout=120.0, follow_redirects=True, headers={"X-Forwarded-For": "10.99.0.1"}) as http:
+        page = http.get(host.base + host.join_path)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        http.post(host.base + host.join_path, data={"display_name": "solo", "csrf": csrf}).raise_for_status()
+        token = re.search(r'name="attnp-token" content="([^"]+)"', http.get(host.base + "/").text).group(1)
+        times = []
+        for i in range(3):  # a new edit each time: a check of unchanged code may be answered from cache
+            http.post(host.base + "/api/step/step1/save", headers={"X-Attn-Token": token},
+                      json={"content": solution_source("step1") + f"\n# solo {i}\n", "base": None},
+                      ).raise_for_status()
+            t0 = time.perf_counter()
+            http.post(host.base + "/api/step/step1/check", json={}, headers={"X-Attn-Token": token})
+            times.append(time.perf_counter() - t0)
+            time.sleep(4.5)  # the check rate limit
+        return statistics.median(times)
+
+
 def bench_class(learners: int, minutes: float) -> dict:
-    load = HERE / "host_load.py"
-    if not load.is_file():
-        return {"skipped": "bench/host_load.py (the class load generator of issue 23) is not here"}
+    import asyncio
+
+    from test_host_pg_processes import HostProcess
+
     reason = why_impossible()
     if reason:
         return {"skipped": reason}
     cluster = PgCluster(find_bindir())
+    hosts: list = []
     try:
         cluster.init()
         cluster.start()
         url = cluster.create_database("bench_class")
-        out_file = Path(tempfile.mkstemp(prefix="attn-bench-class-", suffix=".json")[1])
-        cmd = [sys.executable, str(load), "--learners", str(learners), "--minutes", str(minutes),
-               "--db", url, "--processes", "2", "--json", str(out_file)]
-        print("  " + " ".join(cmd), flush=True)
-        proc = subprocess.run(cmd, cwd=ROOT, timeout=int(minutes * 60) + 600, check=False)
-        try:
-            data = json.loads(out_file.read_text() or "{}")
-        except ValueError:
-            data = {}
-        out_file.unlink(missing_ok=True)
-        return {"exit": proc.returncode, **data}
+        tmp = Path(tempfile.mkdtemp(prefix="attn-bench-class-"))
+        hosts = [HostProcess(tmp / f"node{i}", url) for i in range(2)]
+        time.sleep(3)  # the check workers warm up
+        lone = _lone_check_seconds(hosts[0])
+        figs = _Figures()
+        peak: dict[int, float] = {}
+        stop_at = time.monotonic() + 20 + minutes * 60
+
+        async def run() -> None:
+            async def sample() -> None:
+                while time.monotonic() < stop_at:
+                    for h in hosts:
+                        pid = h.proc.pid
+                        peak[pid] = max(peak.get(pid, 0.0), _rss_mb(pid))
+                    await asyncio.sleep(5)
+
+            await asyncio.gather(sample(), *[_learner(k, hosts, figs, stop_at)
+                                             for k in range(learners)])
+
+        asyncio.run(run())
+        out = {"learners": learners, "minutes": minutes, "processes": 2, "database": "postgresql",
+               "lone_check_ms": ms(lone), **figs.summary(),
+               "server_rss_peak_mb": sorted(peak.values()),
+               "worker_rss_mb": [_rss_mb(c) for h in hosts for c in _children(h.proc.pid)],
+               "lost_saves": figs.acked.get("lost", [])[:10]}
+        import httpx
+
+        with httpx.Client(timeout=30.0) as http:
+            waits = []
+            for h in hosts:
+                text = http.get(h.base + "/metrics?key=" + h.teach_path.split("key=")[1]).text
+                for ln in text.splitlines():
+                    if ln.startswith("attnp_check_wait_p95_seconds "):
+                        waits.append(float(ln.split()[1]))
+            out["queue_wait_p95_ms"] = [ms(w) for w in waits]
+        out["check_target_ms"] = round(max(out["queue_wait_p95_ms"] or [0.0]) + 1.5 * ms(lone), 1)
+        out["targets"] = {"save_p95_ms": "< 200", "page_p95_ms": "< 300",
+                          "check_p95": "<= queue wait p95 + 1.5 x lone check", "failed_or_lost": 0}
+        return out
     finally:
+        for h in hosts:
+            h.stop()
         cluster.close()
 
 
