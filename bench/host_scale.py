@@ -99,7 +99,8 @@ def _through_queue(runner, requests) -> dict:
 
 
 def bench_checks(n: int) -> dict:
-    from attn_practice.grader.host.checks import open_runner, work
+    from attn_practice.grader.host.checks import work
+    from attn_practice.grader.host.checks.factory import open_runner
 
     options = work.host_options()
     out: dict = {}
@@ -155,7 +156,7 @@ def _save_load(stores: list, threads_per_store: int, seconds: float) -> dict:
 
 
 def bench_store(seconds: float, threads: int) -> dict:
-    from attn_practice.grader.host.store import open_store
+    from attn_practice.grader.host.store.factory import open_store
 
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="attn-bench-") as tmp:

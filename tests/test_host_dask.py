@@ -16,8 +16,9 @@ import time
 import pytest
 from conftest import solution_source
 
-from attn_practice.grader.host.checks import open_runner, work
+from attn_practice.grader.host.checks import work
 from attn_practice.grader.host.checks.base import CheckRequest
+from attn_practice.grader.host.checks.factory import open_runner
 
 pytest.importorskip("distributed", reason="Dask is not installed (pip install 'attn-practice[dask]')")
 pytestmark = pytest.mark.slow
@@ -134,3 +135,11 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
 def test_warm_builds_every_workers_engine(runner):
     runner.warm()
     assert runner.ready()
+
+
+def test_an_unreachable_scheduler_is_said_plainly_at_start():
+    from attn_practice.grader.host.checks.dask import DaskCheckRunner, DaskUnavailable
+
+    with pytest.raises(DaskUnavailable) as info:
+        DaskCheckRunner("tcp://127.0.0.1:9", work.host_options(), None, connect_timeout=2)
+    assert "tcp://127.0.0.1:9" in str(info.value) and "dask scheduler" in str(info.value)

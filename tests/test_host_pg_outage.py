@@ -16,7 +16,8 @@ import time
 import pytest
 from pg_cluster import cluster_or_skip
 
-from attn_practice.grader.host.store import StoreUnavailable, open_store
+from attn_practice.grader.host.store.base import StoreUnavailable
+from attn_practice.grader.host.store.factory import open_store
 from attn_practice.grader.host.store.postgres import (
     DEFAULT_TIMEOUT,
     DOWN_TIMEOUT,

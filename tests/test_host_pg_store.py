@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from pg_cluster import cluster_or_skip
 
-from attn_practice.grader.host.store import open_store, schema
+from attn_practice.grader.host.store import schema
 from attn_practice.grader.host.store.base import Store
+from attn_practice.grader.host.store.factory import open_store
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'attn-practice[host]')")
 _names = itertools.count()
@@ -280,3 +281,19 @@ def test_placeholders_are_converted_outside_quotes_only():
     assert to_pyformat('SELECT "col?" FROM t WHERE a % 2 = ?') == 'SELECT "col?" FROM t WHERE a %% 2 = %s'
     assert "DOUBLE PRECISION" in for_postgres("CREATE TABLE t (created REAL NOT NULL)")
     assert for_postgres("SELECT realm FROM t") == "SELECT realm FROM t"
+
+
+def test_a_wrong_url_says_why_without_the_password(cluster, tmp_path):
+    from attn_practice.grader.host.store.base import StoreUnavailable
+
+    with pytest.raises(ValueError) as bad:
+        open_store("postgresql://alice:hunter2@/x?hostx=/nowhere", tmp_path)
+    assert "hostx" in str(bad.value) and "hunter2" not in str(bad.value)
+    t0 = time.monotonic()
+    with pytest.raises(StoreUnavailable) as away:
+        open_store(f"postgresql://alice:hunter2@/x?host={tmp_path}", tmp_path)
+    assert time.monotonic() - t0 < 10
+    assert "No such file" in str(away.value) and "hunter2" not in str(away.value)
+    with pytest.raises(StoreUnavailable) as missing:
+        open_store(cluster.database_url("no_such_class"), tmp_path)
+    assert "no_such_class" in str(missing.value)

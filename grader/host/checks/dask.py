@@ -42,7 +42,8 @@ ALLOWED_FAILURES = 1
 CHECK_TIMEOUT = 600.0
 #: Seconds a `ready()` answer is reused (load balancers poll /readyz often).
 READY_TTL = 2.0
-CONNECT_TIMEOUT = "10s"
+#: Seconds to reach the scheduler when the server starts.
+CONNECT_TIMEOUT = 10.0
 
 #: One check at a time per worker process: the worker's engine is shared and not thread-safe.
 _WORKER_LOCK = threading.Lock()
@@ -55,6 +56,10 @@ def check_on_worker(step: str, files: dict[str, str], known_failing: frozenset[s
         result = work.check_files(step, files, known_failing, known_unchecked, options)
     result["worker_pid"] = os.getpid()
     return result
+
+
+class DaskUnavailable(RuntimeError):
+    """The scheduler `--dask` names cannot be reached (said at start, before any link is printed)."""
 
 
 def warm_worker(options: RunOptions) -> int:
@@ -75,7 +80,7 @@ class DaskCheckRunner:
     """A `CheckRunner` whose checks run on a Dask cluster (`address`, or "local" for a LocalCluster)."""
 
     def __init__(self, address: str, options: RunOptions | None = None, jobs: int | None = None,
-                 *, local_workers: int = 2):
+                 *, local_workers: int = 2, connect_timeout: float = CONNECT_TIMEOUT):
         distributed = _import_distributed()
         import dask
 
@@ -88,9 +93,15 @@ class DaskCheckRunner:
                 self._cluster = distributed.LocalCluster(
                     n_workers=local_workers, threads_per_worker=1, processes=True,
                     dashboard_address=None)
-            self.client = distributed.Client(self._cluster, timeout=CONNECT_TIMEOUT)
+            self.client = distributed.Client(self._cluster, timeout=connect_timeout)
         else:
-            self.client = distributed.Client(address, timeout=CONNECT_TIMEOUT)
+            try:
+                self.client = distributed.Client(address, timeout=connect_timeout)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise DaskUnavailable(
+                    f"cannot reach the Dask scheduler at {address} within {connect_timeout:.0f} s "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}): start "
+                    "`dask scheduler` there, or leave out --dask to check on this machine") from None
         self.capacity = max(1, jobs or self._workers())
         self._closed = False
         self._ready_at = 0.0

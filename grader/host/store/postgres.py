@@ -116,6 +116,19 @@ def for_postgres(sql: str) -> str:
     return to_pyformat(sql)
 
 
+def safe_url(url: str) -> str:
+    """The URL without its password (for logs and messages)."""
+    url = re.sub(r"(://[^:/@\[]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
+
+
+def _first_line(exc: BaseException, url: str) -> str:
+    """libpq's reason in one line, with the URL (and so any password) replaced by a safe one."""
+    text = str(exc).replace(url, safe_url(url)).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line.removeprefix("connection is bad: ").removeprefix("connection failed: ")
+
+
 def _params(params: Sequence[Any]) -> tuple[Any, ...]:
     """Booleans as 0/1, as SQLite stores them (the schema's flags are INTEGER columns)."""
     return tuple(int(p) if isinstance(p, bool) else p for p in params)
@@ -173,7 +186,21 @@ class PostgresStore(SqlStore):
 
     @classmethod
     def open(cls, url: str, **kwargs: Any) -> PostgresStore:
-        """A store on `url`, its schema migrated forward (the database must be reachable)."""
+        """A store on `url`, its schema migrated forward (the database must be reachable).
+
+        One direct connection first, so that a server that starts on a wrong
+        URL says why: ValueError for a URL libpq cannot read, StoreUnavailable
+        with libpq's reason (refused, no such socket, wrong password) for one
+        it cannot reach. Neither message repeats the password.
+        """
+        psycopg, _ = _import_psycopg()
+        try:
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
+        except psycopg.ProgrammingError as exc:
+            raise ValueError(f"--db: not a PostgreSQL URL libpq can read: {_first_line(exc, url)}") from None
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"cannot reach the class database at {safe_url(url)}: "
+                                   f"{_first_line(exc, url)}", RETRY_AFTER) from None
         store = cls(url, **kwargs)
         try:
             store.migrate()
@@ -197,9 +224,7 @@ class PostgresStore(SqlStore):
             ops_log.log_database(False, self._safe_url(), type(exc).__name__)
 
     def _safe_url(self) -> str:
-        """The URL without its password (for logs)."""
-        url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self.url)
-        return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
+        return safe_url(self.url)
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
         self._mark(False, exc)
