@@ -11,6 +11,7 @@ themselves when it returns.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -40,22 +41,34 @@ _names = itertools.count()
 
 
 class HostProcess:
-    """One `attn-practice host` on the class database; `stop()` sends Ctrl-C."""
+    """One `attn-practice host` on the class database; `stop()` sends Ctrl-C.
+
+    Its stderr (the ops log: a line per request) goes to `log`, a file beside the data
+    folder, and its stdout is drained after the three link lines: a full pipe nobody
+    reads would stop the server mid-class. It runs in a session of its own, so a stop
+    that Ctrl-C cannot finish also ends its check workers.
+    """
 
     def __init__(self, data_dir: Path, db: str, *extra: str):
         beside = Path(sys.executable).with_name("attn-practice")
         assert beside.exists(), "the attn-practice console script is not installed (pip install -e .)"
         env = {**os.environ, "COLUMNS": "200"}
         env.pop("ATTN_PRACTICE_DEBUG", None)
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.log = data_dir.parent / f"{data_dir.name}.stderr.log"
+        self._err = open(self.log, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([str(beside), "host", str(data_dir), "--port", "0", "--db", db,
-                                      "--jobs", "1", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env)
+                                      "--jobs", "1", *extra], stdout=subprocess.PIPE, stderr=self._err,
+                                     text=True, env=env, start_new_session=True)
         head = "".join(self._line() for _ in range(3))
         m = LINKS.match(head)
         if m is None:
             out, err = self.stop()
             raise AssertionError(f"unexpected first lines {head!r}\nstdout: {out}\nstderr: {err}")
         self.base, self.teach_path, self.join_path = m.groups()
+        self._out: list[str] = []
+        self._drain = threading.Thread(target=lambda: self._out.extend(self.proc.stdout), daemon=True)
+        self._drain.start()
 
     def _line(self, timeout: float = 90.0) -> str:
         box: list[str] = []
@@ -70,11 +83,17 @@ class HostProcess:
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        out = self.proc.stdout.read() if self.proc.stdout else ""
-        err = self.proc.stderr.read() if self.proc.stderr else ""
-        return out, err
+        drain = getattr(self, "_drain", None)
+        if drain is not None:
+            drain.join(timeout=5)
+            out = "".join(self._out)
+        else:
+            out = self.proc.stdout.read() if self.proc.stdout else ""
+        self._err.close()
+        return out, self.log.read_text(errors="replace")
 
 
 class Browser:
