@@ -12,7 +12,6 @@ import json
 import re
 
 import pytest
-
 from test_host_support import hosted_class, implementation
 
 pytestmark = pytest.mark.slow

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,3 +114,94 @@ class Browser:
 
 def implementation(step: str, name: str) -> str:
     return (IMPLEMENTATIONS / step / f"{name}.py").read_text()
+
+
+# ---------------------------------------------------------------- the console script in a subprocess
+FIRST_LINES = (
+    re.compile(r"^Hosting attn-practice class at (http://127\.0\.0\.1:(\d+)/)$"),
+    re.compile(r"^Instructor: http://127\.0\.0\.1:(\d+)/teach\?key=([A-Za-z0-9_\-]{40,})$"),
+    re.compile(r"^Join: http://127\.0\.0\.1:(\d+)/join/([A-Za-z0-9_\-]{16,})$"),
+)
+
+
+def console_script() -> str:
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).with_name("attn-practice")
+    exe = str(beside) if beside.exists() else shutil.which("attn-practice")
+    assert exe, "the attn-practice console script is not installed (pip install -e .)"
+    return exe
+
+
+class HostProcess:
+    """`attn-practice host DATA_DIR --port 0 ...` started as an instructor would, read back."""
+
+    def __init__(self, data_dir: Path, *args: str):
+        import os
+        import subprocess
+
+        env = {**os.environ, "COLUMNS": "200"}
+        env.pop("ATTN_PRACTICE_DEBUG", None)
+        self.proc = subprocess.Popen([console_script(), "host", str(data_dir), "--port", "0",
+                                      "--jobs", "1", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert self.proc.stdout is not None
+        self.lines = [self.proc.stdout.readline().rstrip("\n") for _ in range(3)]
+        matches = [p.match(line) for p, line in zip(FIRST_LINES, self.lines, strict=True)]
+        if not all(matches):
+            out, err = self.stop()
+            raise AssertionError(f"unexpected first lines {self.lines!r}\n{out}\n{err}")
+        self.base = matches[0].group(1).rstrip("/")
+        self.key = matches[1].group(2)
+        self.join_code = matches[2].group(2)
+
+    def client(self) -> Any:
+        import httpx
+
+        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=120)
+
+    def join(self, name: str) -> tuple[Any, str, str]:
+        """A learner joins: (their client, the page's CSRF token, their resume link)."""
+        c = self.client()
+        page = c.get(f"/join/{self.join_code}")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        r = c.post(f"/join/{self.join_code}", data={"csrf": csrf, "display_name": name})
+        link = re.search(r'id="resume-link" href="([^"]+)"', r.text).group(1)
+        token = re.search(r'name="attnp-token" content="([^"]+)"', c.get("/").text).group(1)
+        return c, token, link
+
+    def stop(self, sig: int | None = None) -> tuple[str, str]:
+        import signal
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig or signal.SIGTERM)
+        try:
+            out, err = self.proc.communicate(timeout=60)
+        except Exception:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        return out, err
+
+    def kill9(self) -> None:
+        """SIGKILL, as `kill -9` does; its checking workers must go with it."""
+        import os
+
+        pid = self.proc.pid
+        children = [int(p) for p in os.popen(f"pgrep -P {pid}").read().split()]
+        self.proc.kill()
+        self.proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(os.path.exists(f"/proc/{c}") and _alive(c) for c in children):
+            assert time.monotonic() < deadline, "the server's workers outlived it"
+            time.sleep(0.2)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False

@@ -77,8 +77,7 @@ def ensure_class_settings(store: Store, *, ask_student_id: bool | None = None) -
     """Create the class's secrets on first start (kept on later starts, shared by processes)."""
     for key, make in ((Setting.SERVER_SECRET, new_secret), (Setting.INSTRUCTOR_KEY, new_secret),
                       (Setting.JOIN_CODE, new_join_code), (Setting.JOINING_OPEN, lambda: "1")):
-        if store.get_setting(key.value) is None:
-            store.set_setting(key.value, make())
+        store.setting_or_set(key.value, make())  # two processes starting at once agree
     if ask_student_id is not None:
         store.set_setting(Setting.ASK_STUDENT_ID.value, "1" if ask_student_id else "0")
 

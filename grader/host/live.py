@@ -48,15 +48,13 @@ class LiveHub:
     def __init__(self, store: Store):
         self.store = store
         self.subscribers: set[Subscriber] = set()
-        self.cursor = 0
+        self.cursor: int | None = None  # unknown until the store answers (never replay old events)
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
 
     async def start(self) -> None:
-        try:
+        with contextlib.suppress(StoreUnavailable):
             self.cursor = await run_in_threadpool(self.store.last_event_id)
-        except StoreUnavailable:
-            self.cursor = 0
         self._task = asyncio.create_task(self._poll())
 
     async def stop(self) -> None:
@@ -92,6 +90,8 @@ class LiveHub:
     async def _poll(self) -> None:
         while not self._stopping.is_set():
             try:
+                if self.cursor is None:
+                    self.cursor = await run_in_threadpool(self.store.last_event_id)
                 events, self.cursor = await run_in_threadpool(self.store.events_since, self.cursor)
             except Exception:  # noqa: BLE001 - the database away: /readyz says so; try again soon
                 events = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from attn_practice.grader.host import ops_log
 from attn_practice.grader.host.session import ctx_of, is_instructor
 from attn_practice.grader.host.web import Problem
 
@@ -59,4 +60,5 @@ def metrics(request: Request) -> Response:
         ("attnp_event_streams", "gauge", "open event streams on this process", len(ctx.live.subscribers)),
     ]
     text = "".join(f"# HELP {n} {h}\n# TYPE {n} {t}\n{n} {v}\n" for n, t, h, v in lines)
+    text += ops_log.STATS.prometheus()
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -9,10 +9,13 @@ closes the queue, the workers and the store. The CLI prints `ClassLinks`
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
+import signal
 import socket
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,8 +107,10 @@ class HostedClass:
     def serve(self) -> None:
         import uvicorn
 
+        from attn_practice.grader.host import ops_log
         from attn_practice.grader.host.app import build_app
 
+        ops_log.configure()  # one line per request class and per check, never a URL or code
         extra: dict[str, Any] = {}
         if self.config.tls_cert:
             extra = {"ssl_certfile": str(self.config.tls_cert),
@@ -114,7 +119,7 @@ class HostedClass:
                                 timeout_graceful_shutdown=GRACEFUL_SECONDS, lifespan="on",
                                 proxy_headers=True, server_header=False, **extra)
         try:
-            uvicorn.Server(config).run(sockets=[self.sock])
+            _quiet_server(uvicorn.Server)(config).run(sockets=[self.sock])
         finally:
             self.close()
 
@@ -123,6 +128,26 @@ class HostedClass:
             self.sock.close()
         finally:
             self.ctx.close()
+
+
+def _quiet_server(base: Any) -> Any:
+    """uvicorn's Server, but a SIGINT/SIGTERM stops it and returns (uvicorn re-raises the signal
+    after its shutdown, which would kill us before the workers and the store are closed)."""
+
+    class Server(base):  # type: ignore[misc, valid-type]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            old = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in old.items():
+                    signal.signal(sig, handler)
+
+    return Server
 
 
 def _bind(bind: str, port: int) -> socket.socket:

@@ -19,6 +19,7 @@ from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from attn_practice.grader.host import ops_log
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult, CheckRunner
 from attn_practice.grader.host.checks.local import grader_failed
 
@@ -50,6 +51,7 @@ class QueueStats:
 class FairQueue:
     def __init__(self, runner: CheckRunner, threads: int | None = None):
         self.runner = runner
+        self._kind = "dask" if type(runner).__name__.startswith("Dask") else "local"
         self._cond = threading.Condition()
         self._waiting: deque[_Item] = deque()
         self._busy: set[str] = set()  # learners with a check waiting or running
@@ -118,6 +120,8 @@ class FairQueue:
                 self._latencies.append(ended - item.queued)
                 self._waits.append(started - item.queued)
             result = {**result, "waited": round(started - item.queued, 3)}
+            ops_log.log_check(learner_id=item.request.learner_id, step=item.request.step,
+                              result=result, wait=started - item.queued, runner=self._kind)
             item.future.set_result(result)
 
     def close(self) -> None:

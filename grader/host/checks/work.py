@@ -35,8 +35,14 @@ def host_options(course: Any = None) -> RunOptions:
 
 
 def init_worker(options: RunOptions) -> None:
-    """Pool initialiser: one warm engine per worker process."""
+    """Pool initialiser: one warm engine per worker process, which dies with the server.
+
+    A server killed with -9 must not leave its checking workers (and their
+    sandboxes) behind: the kernel kills a worker whose parent died
+    (PR_SET_PDEATHSIG), and a watcher thread covers the moment before that.
+    """
     global _ENGINE, _OPTIONS
+    _die_with_parent()
     _OPTIONS = options
     _ENGINE = Engine(options)
 
@@ -73,3 +79,23 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
             worked = ""
     return {"report": report.to_dict(), "worked_html": worked,
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _die_with_parent() -> None:
+    import ctypes
+    import os
+    import signal
+    import threading
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="attnp-parent-watch", daemon=True).start()

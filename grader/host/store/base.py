@@ -160,3 +160,6 @@ class Store(Protocol):
     def get_setting(self, key: str) -> str | None: ...
 
     def set_setting(self, key: str, value: str) -> None: ...
+
+    def setting_or_set(self, key: str, value: str) -> str:
+        """The value, or `value` stored first when there is none (atomic across processes)."""

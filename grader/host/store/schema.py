@@ -133,4 +133,5 @@ LAST_EVENT = "SELECT COALESCE(MAX(id), 0) FROM events"
 GET_SETTING = "SELECT value FROM settings WHERE key = ?"
 SET_SETTING = ("INSERT INTO settings (key, value) VALUES (?, ?) "
                "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+SETTING_IF_ABSENT = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
 PING = "SELECT 1"

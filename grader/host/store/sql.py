@@ -207,5 +207,13 @@ class SqlStore:
         rows = self._read(q.GET_SETTING, (key,))
         return rows[0][0] if rows else None
 
+    def setting_or_set(self, key: str, value: str) -> str:
+        """The setting's value, set to `value` first if absent (atomic: processes starting together agree)."""
+        def get_or_set(tx: Tx) -> str:
+            tx.execute(q.SETTING_IF_ABSENT, (key, value))
+            return str(tx.execute(q.GET_SETTING, (key,))[0][0])
+
+        return self._write(get_or_set)
+
     def set_setting(self, key: str, value: str) -> None:
         self._write(lambda tx: tx.execute(q.SET_SETTING, (key, value)))
