@@ -308,6 +308,25 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds a process and its reaped children used (from /proc, 0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living process below `pid` (the check workers, their fork servers, sandboxes)."""
+    out, todo = [], [pid]
+    while todo:
+        for child in _children(todo.pop()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def _children(pid: int) -> list[int]:
     try:
         out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True,
@@ -375,12 +394,24 @@ def bench_class(learners: int, minutes: float) -> dict:
             await asyncio.gather(sample(), *[_learner(k, hosts, figs, stop_at)
                                              for k in range(learners)])
 
+        servers = [h.proc.pid for h in hosts]
+        cpu0 = {pid: _cpu_s(pid) for s in servers for pid in [s, *_descendants(s)]}
+        t_run = time.perf_counter()
         asyncio.run(run())
+        t_run = time.perf_counter() - t_run
+        server_cpu = sum(_cpu_s(p) - cpu0[p] for p in servers)
+        worker_cpu = sum(_cpu_s(p) - cpu0.get(p, 0.0) for s in servers for p in _descendants(s))
+        learner_minutes = learners * t_run / 60
         out = {"learners": learners, "minutes": minutes, "processes": 2, "database": "postgresql",
                "lone_check_ms": ms(lone), **figs.summary(),
                "server_rss_peak_mb": sorted(peak.values()),
                "worker_rss_mb": [_rss_mb(c) for h in hosts for c in _children(h.proc.pid)],
-               "lost_saves": figs.acked.get("lost", [])[:10]}
+               "lost_saves": figs.acked.get("lost", [])[:10],
+               "cpu": {"servers_s": round(server_cpu, 1), "check_workers_s": round(worker_cpu, 1),
+                       "wall_s": round(t_run, 1),
+                       "server_cpu_ms_per_learner_minute": round(1000 * server_cpu / learner_minutes, 1),
+                       "worker_cpu_ms_per_learner_minute": round(1000 * worker_cpu / learner_minutes, 1),
+                       "checks_per_learner_minute": round(len(figs.lat["check"]) / learner_minutes, 2)}}
         import httpx
 
         with httpx.Client(timeout=30.0) as http:
