@@ -192,3 +192,36 @@ def test_the_instructor_can_sign_in_with_a_password(tmp_path):
         assert c.get("/teach/api/class").status_code == 200
     finally:
         h.stop()
+
+
+def test_a_save_reaches_the_instructors_stream_and_the_learners_other_tab(tmp_path):
+    h = HostProcess(tmp_path / "class")
+    try:
+        teach = h.client()
+        assert teach.get(f"/teach?key={h.key}").status_code == 303
+        c, token, link = h.join("Live")
+        other_tab = h.client()
+        other_tab.get(link.replace(h.base, ""))
+        got: dict[str, list[str]] = {"teach": [], "tab": []}
+
+        def listen(name: str, client, path: str) -> None:
+            with client.stream("GET", path, timeout=30) as r:
+                for line in r.iter_lines():
+                    got[name].append(line)
+                    if line.startswith("data:") and "step3" in line:
+                        return
+
+        threads = [threading.Thread(target=listen, args=("teach", teach, "/teach/api/events"), daemon=True),
+                   threading.Thread(target=listen, args=("tab", other_tab, "/api/events"), daemon=True)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)  # both streams open
+        r = c.post("/api/step/step3/save", json={"content": "# live\n"}, headers={"X-Attn-Token": token})
+        assert r.status_code == 200
+        for t in threads:
+            t.join(timeout=10)
+        assert "event: class" in got["teach"]
+        assert "event: file-changed" in got["tab"]
+        assert any(r.json()["version"] in line for line in got["tab"])
+    finally:
+        h.stop()

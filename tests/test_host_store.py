@@ -1,0 +1,106 @@
+"""The SQLite store: migrations forward, scoping by learner, committed before return, events cursor."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from attn_practice.grader.host.store import schema
+from attn_practice.grader.host.store.base import StoreUnavailable
+from attn_practice.grader.host.store.factory import open_store
+from attn_practice.grader.host.store.sqlite import DB_FILE
+
+
+def test_migrations_run_once_and_record_the_version(tmp_path):
+    s = open_store(None, tmp_path)
+    assert s.schema_version() == len(schema.MIGRATIONS)
+    s.close()
+    s = open_store(None, tmp_path)  # a second start migrates nothing and loses nothing
+    assert s.schema_version() == len(schema.MIGRATIONS)
+    db = sqlite3.connect(tmp_path / DB_FILE)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == len(schema.MIGRATIONS)
+    db.close()
+    s.close()
+
+
+def test_ids_are_random_and_every_read_is_scoped_to_its_learner(tmp_path):
+    s = open_store(None, tmp_path)
+    a = s.create_learner("A", "", "ha")
+    b = s.create_learner("B", "", "hb")
+    va = s.save_version(a.id, "step1", "a's code")
+    assert len(va.id) >= 22 and not va.id.isdigit() and len(a.id) >= 22
+    assert s.version(b.id, va.id) is None
+    assert s.version(a.id, va.id).content == "a's code"
+    assert s.latest_files(b.id) == {}
+    assert s.versions(b.id, "step1") == []
+    assert s.latest_report(b.id, "step1") is None
+    assert s.learner_by_resume_hash("ha").id == a.id and s.learner_by_resume_hash("nope") is None
+    s.close()
+
+
+def test_a_save_is_committed_when_it_returns(tmp_path):
+    s = open_store(None, tmp_path)
+    a = s.create_learner("A", "", "ha")
+    v = s.save_version(a.id, "step2", "saved")
+    other = sqlite3.connect(tmp_path / DB_FILE)  # another connection: sees only what is committed
+    assert other.execute("SELECT content FROM versions WHERE id = ?", (v.id,)).fetchone() == ("saved",)
+    other.close()
+    s.close()
+
+
+def test_concurrent_saves_all_land_in_order_per_step(tmp_path):
+    s = open_store(None, tmp_path)
+    a = s.create_learner("A", "", "ha")
+    done: list[str] = []
+
+    def save(i: int) -> None:
+        for n in range(20):
+            done.append(s.save_version(a.id, f"step{i}", f"{i}-{n}").id)
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(done) == 80
+    for i in range(1, 5):
+        assert [v.content for v in s.versions(a.id, f"step{i}")] == [f"{i}-{n}" for n in reversed(range(20))]
+    s.close()
+
+
+def test_events_are_read_after_a_cursor(tmp_path):
+    s = open_store(None, tmp_path)
+    first = s.record_event("x", "saved", {"step": "step1"})
+    s.record_event("y", "checked", {"step": "step2"})
+    events, cursor = s.events_since(first)
+    assert [e.learner_id for e in events] == ["y"] and cursor == s.last_event_id()
+    assert s.events_since(cursor) == ([], cursor)
+    s.close()
+
+
+def test_settings_and_hints(tmp_path):
+    s = open_store(None, tmp_path)
+    assert s.setting_or_set("k", "first") == "first"
+    assert s.setting_or_set("k", "second") == "first"
+    s.set_setting("k", "third")
+    assert s.get_setting("k") == "third"
+    a = s.create_learner("A", "", "ha")
+    assert [s.reveal_hint(a.id, "step1", 2) for _ in range(3)] == [1, 2, 2]
+    s.close()
+
+
+def test_a_closed_store_is_unavailable_not_a_crash(tmp_path):
+    s = open_store(None, tmp_path)
+    s.close()
+    with pytest.raises(StoreUnavailable):
+        s.learners()
+    with pytest.raises(StoreUnavailable):
+        s.set_setting("a", "b")
+
+
+def test_an_unknown_db_url_is_refused(tmp_path):
+    with pytest.raises(ValueError):
+        open_store("mysql://x", tmp_path)
