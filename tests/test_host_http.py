@@ -265,3 +265,29 @@ def test_checks_feed_the_live_grid_misconceptions_and_drilldown(hosted):
     step2 = next(s for s in drill["steps"] if s["step"] == "step2")
     assert "sqrt" in step2["code"] and step2["report"]["steps"][0]["status"] == "failed"
     assert len(step2["history"]) == 2
+
+
+def test_a_same_site_subdomain_or_foreign_origin_cannot_post_a_form(hosted):
+    b = hosted.browser()
+    code = hosted.keys.join_code
+    page = b.client.get(f"/join/{code}")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    form = {"csrf": csrf, "display_name": "Forged"}
+    assert b.client.post(f"/join/{code}", data=form, headers={"Sec-Fetch-Site": "same-site"}).status_code == 403
+    assert b.client.post(f"/join/{code}", data=form, headers={"Origin": "http://evil.example"}).status_code == 403
+    # what a browser sends under our no-referrer policy: Origin null, same-origin fetch
+    r = b.client.post(f"/join/{code}", data=form, headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200
+
+
+def test_the_widgets_answer_as_on_serve_and_refuse_bad_input(hosted):
+    b = hosted.browser().join("Widgets")
+    heat = b.client.get("/api/widget/heatmap").json()
+    assert heat["tokens"] and heat["source"] == "reference" and "server_ms" in heat
+    ex = b.client.get("/api/widget/example", params={"q": "1,0,1,0"}).json()
+    assert len(ex["weights"]) == 3 and "server_ms" in ex
+    assert b.client.get("/api/widget/scale", params={"d_k": "64"}).json()["d_k"] == 64
+    assert b.client.get("/api/widget/scale", params={"d_k": "0"}).status_code == 400
+    assert b.client.get("/api/widget/scale", params={"d_k": "x"}).status_code == 400
+    assert b.client.get("/api/widget/example", params={"q": "1," * 3000}).status_code == 400
+    assert b.client.get("/api/widget/nope").status_code == 404

@@ -137,13 +137,13 @@ def console_script() -> str:
 class HostProcess:
     """`attn-practice host DATA_DIR --port 0 ...` started as an instructor would, read back."""
 
-    def __init__(self, data_dir: Path, *args: str):
+    def __init__(self, data_dir: Path, *args: str, port: int = 0):
         import os
         import subprocess
 
         env = {**os.environ, "COLUMNS": "200"}
         env.pop("ATTN_PRACTICE_DEBUG", None)
-        self.proc = subprocess.Popen([console_script(), "host", str(data_dir), "--port", "0",
+        self.proc = subprocess.Popen([console_script(), "host", str(data_dir), "--port", str(port),
                                       "--jobs", "1", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
@@ -153,6 +153,7 @@ class HostProcess:
             out, err = self.stop()
             raise AssertionError(f"unexpected first lines {self.lines!r}\n{out}\n{err}")
         self.base = matches[0].group(1).rstrip("/")
+        self.port = int(matches[0].group(2))
         self.key = matches[1].group(2)
         self.join_code = matches[2].group(2)
 
