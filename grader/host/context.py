@@ -29,7 +29,8 @@ class Limits:
     """Rate limits: attempts at secrets per client address; checks and saves per learner."""
 
     secrets: RateLimiter = field(default_factory=lambda: RateLimiter(burst=10, per_second=0.2))
-    joins: RateLimiter = field(default_factory=lambda: RateLimiter(burst=30, per_second=0.5))
+    # a whole class behind one NAT joins within a minute; a flood is still bounded
+    joins: RateLimiter = field(default_factory=lambda: RateLimiter(burst=400, per_second=5.0))
     checks: RateLimiter = field(default_factory=lambda: RateLimiter(burst=3, per_second=0.25))
     saves: RateLimiter = field(default_factory=lambda: RateLimiter(burst=40, per_second=2.0))
 

@@ -130,7 +130,9 @@ class Lesson:
     def page(self, learner: Learner, ex: Exercise) -> dict[str, Any]:
         text, version = self.text_of(learner, ex)
         report = self.store.latest_report(learner.id, ex.id)
-        progress = self.store.open_step(learner.id, ex.id)
+        progress = next((p for p in self.store.progress(learner.id) if p.step == ex.id), None)
+        if progress is None:  # the first visit: a write (later visits only read)
+            progress = self.store.open_step(learner.id, ex.id)
         i = self.catalog.index(ex)
         return {
             "id": ex.id, "number": ex.number, "title": ex.title, "file": ex.file,

@@ -43,6 +43,7 @@ def init_worker(options: RunOptions) -> None:
     """
     global _ENGINE, _OPTIONS
     _die_with_parent()
+    _yield_to_the_server()
     _OPTIONS = options
     _ENGINE = Engine(options)
 
@@ -99,3 +100,18 @@ def _die_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="attnp-parent-watch", daemon=True).start()
+
+
+#: niceness of a checking worker (and so of its sandboxes): pages and saves go first
+WORKER_NICE = 5
+
+
+def _yield_to_the_server() -> None:
+    """Checks take whole seconds of CPU; a save or a page takes milliseconds. On a shared
+    machine the server's answers should not wait behind a check, so workers run niced."""
+    import os
+
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:
+        pass
