@@ -291,3 +291,15 @@ def test_the_widgets_answer_as_on_serve_and_refuse_bad_input(hosted):
     assert b.client.get("/api/widget/scale", params={"d_k": "x"}).status_code == 400
     assert b.client.get("/api/widget/example", params={"q": "1," * 3000}).status_code == 400
     assert b.client.get("/api/widget/nope").status_code == 404
+
+
+def test_a_database_that_is_away_is_503_with_retry_after_and_not_ready(tmp_path):
+    with hosted_class(tmp_path / "c") as h:
+        b = h.browser().join("Patient")
+        h.ctx.store.close()  # as if the database went away
+        r = b.client.get("/api/summary")
+        assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
+        assert "Nothing you saved" in r.json()["error"]
+        r = b.client.get("/readyz")
+        assert r.status_code == 503 and r.json()["unusable"] == ["database"]
+        assert b.client.get("/healthz").status_code == 200
