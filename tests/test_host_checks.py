@@ -33,7 +33,7 @@ class GatedRunner:
         self.order.append(request.learner_id)
         self.started.set()
         self.gate.acquire(timeout=30)
-        return {"report": {"steps": []}, "worked_html": "", "seconds": 0.0}
+        return {"report": {"submission": "", "steps": []}, "worked_html": "", "seconds": 0.0}
 
     def ready(self) -> bool:
         return True
@@ -134,3 +134,48 @@ def test_a_hostile_learner_costs_only_their_own_check(tmp_path):
         assert h.browser().client.get("/readyz").json() == {"ready": True}
         # the pool is still usable afterwards
         assert honest.check("step1").json()["status"] == "passed"
+
+
+def test_the_page_learns_its_place_in_the_queue(tmp_path):
+    """Two learners' checks on one busy checker: the second is told it waits, then gets its result."""
+    from starlette.testclient import TestClient
+    from test_host_support import BASE, Browser, Hosted
+
+    from attn_practice.grader.catalog import load_catalog
+    from attn_practice.grader.host.app import build_app
+    from attn_practice.grader.host.auth import ensure_class_settings
+    from attn_practice.grader.host.context import HostContext
+    from attn_practice.grader.host.store.factory import open_store
+
+    store = open_store(None, tmp_path)
+    ensure_class_settings(store)
+    runner = GatedRunner()
+    ctx = HostContext(store, runner, load_catalog())
+    app = build_app(ctx)
+    hosted = Hosted(ctx, app, tmp_path)
+    try:
+        with TestClient(app, base_url=BASE):
+            a = Browser(TestClient(app, base_url=BASE), hosted).join("First")
+            b = Browser(TestClient(app, base_url=BASE), hosted).join("Second")
+            answers = {}
+            ta = threading.Thread(target=lambda: answers.setdefault("a", a.check("step1")))
+            ta.start()
+            assert runner.started.wait(10)
+            tb = threading.Thread(target=lambda: answers.setdefault("b", b.check("step1")))
+            tb.start()
+            deadline = time.monotonic() + 10
+            while b.client.get("/api/queue").json()["position"] != 1:
+                assert time.monotonic() < deadline, "B's check never showed as waiting"
+                time.sleep(0.05)
+            assert a.client.get("/api/queue").json()["position"] == 0  # running
+            r = b.check("step1")
+            assert r.status_code == 429 and "still running" in r.json()["error"]
+            runner.gate.release()
+            runner.gate.release()
+            ta.join(10)
+            tb.join(10)
+            assert answers["b"].status_code == 200 and "waited" in answers["b"].json()
+    finally:
+        for _ in range(4):
+            runner.gate.release()
+        ctx.close()

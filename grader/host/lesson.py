@@ -50,6 +50,10 @@ class EventKind(str, enum.Enum):
     SETTINGS = "settings"
 
 
+class NotFound(LookupError):
+    """A step or version the learner named does not exist (for them): a 404, never a KeyError's."""
+
+
 class BadInput(ValueError):
     """Input the page (or someone posing as it) sent that we refuse; the message says why."""
 
@@ -90,7 +94,7 @@ class Lesson:
         for e in self.catalog:
             if name == e.id:
                 return e
-        raise LookupError(f"unknown step {name[:40]!r}")
+        raise NotFound(f"unknown step {name[:40]!r}")
 
     def text_of(self, learner: Learner, ex: Exercise) -> tuple[str, str]:
         """(text, version id) of the learner's step file; a step never saved is its stub ('')."""
@@ -189,7 +193,7 @@ class Lesson:
             raise BadInput("'version' must be one of your versions' ids")
         old = self.store.version(learner.id, version_id)
         if old is None or old.step != ex.id:
-            raise LookupError("no such version of yours for this step")
+            raise NotFound("no such version of yours for this step")
         return self.store.save_version(learner.id, ex.id, old.content)
 
     # ------------------------------------------------------------ checks
@@ -209,7 +213,8 @@ class Lesson:
             why = report.error or "the grader could not finish this check"
             return {"step": ex.id, "status": "error", "passed": False, "diagnoses": [],
                     "html": f'<p class="error">{render.esc(why)}</p>', "version": version,
-                    "next": None, "seconds": result.get("seconds", 0), "counted": False}
+                    "next": None, "seconds": result.get("seconds", 0),
+                    "waited": result.get("waited", 0), "counted": False}
         self.store.save_report(learner.id, ex.id, version, result["report"])
         step = report.steps[0]
         reports = self.reports(learner)

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 
 from attn_practice.grader.host import pages, widgets_ref
 from attn_practice.grader.host.checks.queue import AlreadyChecking
-from attn_practice.grader.host.lesson import BadInput, Conflict, EventKind
+from attn_practice.grader.host.lesson import BadInput, Conflict, EventKind, NotFound
 from attn_practice.grader.host.session import (
     ctx_of,
     current_learner,
@@ -41,7 +41,7 @@ def page(request: Request) -> Response:
     if step is not None:
         try:
             ctx_of(request).lesson.step(step)
-        except LookupError as exc:
+        except NotFound as exc:
             raise Problem(404, str(exc)) from None
     csrf = ctx_of(request).keys().learner_csrf(learner_secret(request))
     return HTMLResponse(lesson_page(csrf))
@@ -81,7 +81,7 @@ def queue_position(request: Request) -> Response:
 def _step(request: Request) -> Any:
     try:
         return ctx_of(request).lesson.step(request.path_params["step"])
-    except LookupError as exc:
+    except NotFound as exc:
         raise Problem(404, str(exc)) from None
 
 
@@ -101,7 +101,7 @@ async def action(request: Request) -> Response:
         return await run_in_threadpool(_change, request, learner, ex, name, body)
     except BadInput as exc:
         raise Problem(400, str(exc)) from None
-    except LookupError as exc:
+    except NotFound as exc:
         raise Problem(404, str(exc)) from None
 
 
@@ -185,5 +185,5 @@ def widget(request: Request) -> Response:
                                                dict(request.query_params)))
     except widgets_ref.WidgetInputError as exc:
         raise Problem(400, str(exc)) from None
-    except LookupError as exc:
+    except NotFound as exc:
         raise Problem(404, str(exc)) from None

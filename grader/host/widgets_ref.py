@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from attn_practice.grader.host.lesson import Lesson
+from attn_practice.grader.host.lesson import Lesson, NotFound
 from attn_practice.grader.teaching import explore
 from attn_practice.grader.teaching.web import widgets
 
@@ -80,4 +80,4 @@ def _answer(lesson: Lesson, name: str, query: dict[str, str]) -> dict[str, Any]:
             if ("scale", d_k) not in _cache:
                 _cache[("scale", d_k)] = _labelled(widgets.scale(_compute(lesson), d_k))
             return dict(_cache[("scale", d_k)])
-    raise LookupError(f"no widget {name[:40]!r}")
+    raise NotFound(f"no widget {name[:40]!r}")
