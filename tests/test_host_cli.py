@@ -225,3 +225,14 @@ def test_a_save_reaches_the_instructors_stream_and_the_learners_other_tab(tmp_pa
         assert any(r.json()["version"] in line for line in got["tab"])
     finally:
         h.stop()
+
+
+def test_unusable_parts_are_said_plainly_not_as_bugs(tmp_path):
+    r = run("host", str(tmp_path / "c"), "--port", "0", "--db", "mysql://nowhere")
+    assert r.returncode == 2 and "postgresql://" in r.stderr and "bug" not in r.stderr
+    bad = tmp_path / "course.yaml"
+    bad.write_text("steps: [step1, step1]\n")
+    r = run("host", "export", str(tmp_path / "c"), "--course", str(bad))
+    assert r.returncode == 2 and "course.yaml" in r.stderr and "bug" not in r.stderr
+    r = run("host", "backup", str(tmp_path / "missing"), str(tmp_path / "x"))
+    assert r.returncode == 2

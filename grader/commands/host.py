@@ -83,6 +83,8 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
                         jobs=jobs, ask_student_id=ask_student_id, tls_cert=tls_cert, tls_key=tls_key)
     try:
         hosted = HostedClass(config)
+    except _unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
+        raise Problem(str(exc)) from None
     except OSError as exc:
         raise Problem(f"cannot host on {bind}:{config.port}: {exc.strerror or exc}. Pick another "
                       "port with --port N (0: any free one).") from None
@@ -112,13 +114,14 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
     """The class's latest reports as `grade --format json` (for `report`), or the grades as CSV."""
     from attn_practice.grader.course import load_course
     from attn_practice.grader.host import export
-    from attn_practice.grader.host.server import open_data
 
-    store = open_data(data_dir, db)
+    store = _open(data_dir, db)
     try:
         path = course or _stored_course(store)
         text = export.render(export.class_reports(
             store, load_course(path, check_suites=False) if path else None), export.ExportFormat(fmt))
+    except _unavailable(None) as exc:  # a course file it cannot use, the database away
+        raise Problem(str(exc)) from None
     finally:
         store.close()
     if out is None:
@@ -137,9 +140,8 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
 def backup_cmd(data_dir: Path, out: Path) -> int:
     """A consistent copy of the class's database, safe while the class runs."""
     from attn_practice.grader.host import export
-    from attn_practice.grader.host.server import open_data
 
-    store = open_data(data_dir, None)
+    store = _open(data_dir, None)
     try:
         export.backup(store, out)
     except (FileExistsError, ValueError) as exc:
@@ -162,9 +164,34 @@ def set_password_cmd(data_dir: Path, db: str | None) -> int:
                             err=True)
     if len(password) < MIN_PASSWORD:
         raise Problem(f"the password needs at least {MIN_PASSWORD} characters.")
-    set_password(data_dir, db, password)
+    try:
+        set_password(data_dir, db, password)
+    except _unavailable(None) as exc:
+        raise Problem(str(exc)) from None
     say("Password set: sign in at /teach.")
     return EXIT_PASSED
+
+
+def _unavailable(dask_address: str | None) -> tuple[type[BaseException], ...]:
+    """What opening the class's parts raises when one is unreachable or misnamed (not a bug)."""
+    from attn_practice.grader.course import CourseError
+    from attn_practice.grader.host.store.base import StoreUnavailable
+
+    kinds: tuple[type[BaseException], ...] = (StoreUnavailable, CourseError, ValueError)
+    if dask_address:
+        from attn_practice.grader.host.checks.dask import DaskUnavailable
+
+        kinds += (DaskUnavailable,)
+    return kinds
+
+
+def _open(data_dir: Path, db: str | None) -> Any:
+    from attn_practice.grader.host.server import open_data
+
+    try:
+        return open_data(data_dir, db)
+    except _unavailable(None) as exc:
+        raise Problem(str(exc)) from None
 
 
 def _stored_course(store: Any) -> Path | None:

@@ -83,11 +83,16 @@ class HostedClass:
         except BaseException:
             self.sock.close()
             raise
-        ensure_class_settings(self.store, ask_student_id=config.ask_student_id)
-        if config.course is not None:
-            self.store.set_setting("course_path", str(config.course.resolve()))
+        try:
+            ensure_class_settings(self.store, ask_student_id=config.ask_student_id)
+            if config.course is not None:
+                self.store.set_setting("course_path", str(config.course.resolve()))
+            runner = open_runner(config.dask, host_options(course), config.jobs)
+        except BaseException:  # nothing half-open is left behind (socket, database)
+            self.sock.close()
+            self.store.close()
+            raise
         catalog = list(course.steps) if course is not None and course.steps else load_catalog()
-        runner = open_runner(config.dask, host_options(course), config.jobs)
         self.ctx = HostContext(self.store, runner, catalog, course=course)
         self.port = self.sock.getsockname()[1]
         threading.Thread(target=_warm, args=(runner,), name="attnp-warm", daemon=True).start()
