@@ -303,3 +303,13 @@ def test_a_database_that_is_away_is_503_with_retry_after_and_not_ready(tmp_path)
         r = b.client.get("/readyz")
         assert r.status_code == 503 and r.json()["unusable"] == ["database"]
         assert b.client.get("/healthz").status_code == 200
+
+
+def test_the_solution_stays_shown_after_a_pass_even_when_a_later_check_fails(hosted):
+    a = hosted.browser().join("Solved")
+    a.save("step1", implementation("step1", "correct_einsum"), base="")
+    assert a.check("step1").json()["passed"]
+    a.save("step1", implementation("step1", "wrong_elementwise_product"))
+    assert a.check("step1").json()["status"] == "failed"
+    page = a.client.get("/api/step/step1").json()
+    assert page["status"] == "failed" and page["solution"]["code"]

@@ -42,6 +42,12 @@ def host() -> None:
     DATA_DIR (default ./attn-class) keeps the class: learners, every saved
     version, every check. The first lines printed are the class's address,
     the instructor link (keep it private) and the join link for learners.
+    Serving's options: `attn-practice host serve --help`.
+
+    \b
+    Examples:
+      attn-practice host ./my-class --course course.yaml
+      attn-practice host export ./my-class --format json --out class.json
     """
 
 

@@ -147,7 +147,7 @@ class Lesson:
             "status": page_status(report), "attempts": progress.checks,
             "hints": [render.markdown(h) for h in ex.hints[: progress.hints]],
             "hints_total": len(ex.hints),
-            "solution": self.solution(ex) if report is not None and report.passed else None,
+            "solution": self.solution(ex) if ex.id in self.store.passed_steps(learner.id) else None,
             "prev": self.catalog[i - 1].id if i > 0 else None,
             "next": self.catalog[i + 1].id if i + 1 < len(self.catalog) else None,
         }

@@ -139,6 +139,9 @@ class Store(Protocol):
     def latest_reports(self) -> list[ReportRow]:
         """The newest report of every learner on every step they checked."""
 
+    def passed_steps(self, learner_id: str) -> set[str]:
+        """Steps the learner passed at least once."""
+
     # progress beyond reports
     def progress(self, learner_id: str | None = None) -> list[StepProgress]: ...
 

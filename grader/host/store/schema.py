@@ -114,6 +114,8 @@ LATEST_REPORT = (f"SELECT {REPORT_COLS} FROM reports WHERE learner_id = ? AND st
 LATEST_REPORTS = (f"SELECT {REPORT_COLS} FROM reports r WHERE seq = (SELECT MAX(seq) FROM reports s "
                   "WHERE s.learner_id = r.learner_id AND s.step = r.step) ORDER BY learner_id, step")
 
+EVER_PASSED = "SELECT DISTINCT step FROM reports WHERE learner_id = ? AND passed = 1"
+
 # --------------------------------------------------------------- progress
 PROGRESS_COLS = "learner_id, step, hints, started, checks"
 OPEN_STEP = ("INSERT INTO progress (learner_id, step, hints, started, checks) VALUES (?, ?, 0, ?, 0) "

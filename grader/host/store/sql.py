@@ -167,6 +167,10 @@ class SqlStore:
     def latest_reports(self) -> list[ReportRow]:
         return [_report(r) for r in self._read(q.LATEST_REPORTS)]
 
+    def passed_steps(self, learner_id: str) -> set[str]:
+        """Steps the learner has passed at some check (the solution stays shown after that)."""
+        return {r[0] for r in self._read(q.EVER_PASSED, (learner_id,))}
+
     # -------------------------------------------------------------- progress
     def progress(self, learner_id: str | None = None) -> list[StepProgress]:
         if learner_id is None:
