@@ -313,3 +313,16 @@ def test_the_solution_stays_shown_after_a_pass_even_when_a_later_check_fails(hos
     assert a.check("step1").json()["status"] == "failed"
     page = a.client.get("/api/step/step1").json()
     assert page["status"] == "failed" and page["solution"]["code"]
+
+
+def test_one_learner_cannot_fill_the_class_disk(hosted):
+    b = hosted.browser().join("Filler")
+    quota, hosted.ctx.lesson.quota = hosted.ctx.lesson.quota, 50_000
+    try:
+        for _ in range(4):
+            assert b.save("step5", "x" * 10_000).status_code == 200
+        r = b.save("step5", "x" * 20_000)
+        assert r.status_code == 400 and "limit" in r.json()["error"]
+        assert len(b.client.get("/api/step/step5/versions").json()["versions"]) == 4
+    finally:
+        hosted.ctx.lesson.quota = quota

@@ -28,6 +28,8 @@ from attn_practice.grader.teaching.web import render
 
 MAX_FILE_BYTES = 1024 * 1024
 HISTORY_LIMIT = 100
+#: what one learner's versions may hold in all: a class's disk is not one learner's to fill
+LEARNER_QUOTA = 64 * 1024 * 1024
 
 
 class Standing(str, enum.Enum):
@@ -87,6 +89,7 @@ class Lesson:
         self.store = store
         self.catalog = list(catalog)
         self._stubs = {e.id: e.stub_source() for e in self.catalog}
+        self.quota = LEARNER_QUOTA
 
     # ------------------------------------------------------------ lookups
     def step(self, name: str) -> Exercise:
@@ -168,7 +171,14 @@ class Lesson:
         current_text, current = self.text_of(learner, ex)
         if base is not None and base != current and not force:
             return Conflict(current_text, current)
+        self._within_quota(learner, text)
         return self.store.save_version(learner.id, ex.id, text)
+
+    def _within_quota(self, learner: Learner, text: str) -> None:
+        if self.store.learner_bytes(learner.id) + len(text) > self.quota:
+            raise BadInput(f"your saved versions have reached this class's limit "
+                           f"({self.quota // (1024 * 1024) or 1} MiB in all); nothing was saved. "
+                           "Ask your instructor.")
 
     def hint(self, learner: Learner, ex: Exercise) -> dict[str, Any]:
         before = next((p.hints for p in self.store.progress(learner.id) if p.step == ex.id), 0)
@@ -194,6 +204,7 @@ class Lesson:
         old = self.store.version(learner.id, version_id)
         if old is None or old.step != ex.id:
             raise NotFound("no such version of yours for this step")
+        self._within_quota(learner, old.content)
         return self.store.save_version(learner.id, ex.id, old.content)
 
     # ------------------------------------------------------------ checks

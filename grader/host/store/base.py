@@ -124,6 +124,9 @@ class Store(Protocol):
     def version(self, learner_id: str, version_id: str) -> Version | None:
         """One version, only if it is this learner's (scoped: another learner's id gives None)."""
 
+    def learner_bytes(self, learner_id: str) -> int:
+        """Characters stored in all the learner's versions (the quota's measure)."""
+
     def latest_files(self, learner_id: str) -> dict[str, Version]:
         """step -> the newest version of each step the learner saved."""
 

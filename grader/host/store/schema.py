@@ -97,6 +97,7 @@ INSERT_VERSION = ("INSERT INTO versions (id, learner_id, step, content, created,
 VERSION_COLS = "id, learner_id, step, content, created"
 VERSIONS_OF_STEP = (f"SELECT {VERSION_COLS} FROM versions WHERE learner_id = ? AND step = ? "
                     "ORDER BY seq DESC LIMIT ?")
+LEARNER_BYTES = "SELECT COALESCE(SUM(LENGTH(content)), 0) FROM versions WHERE learner_id = ?"
 VERSION_BY_ID = f"SELECT {VERSION_COLS} FROM versions WHERE learner_id = ? AND id = ?"
 LATEST_VERSIONS = (f"SELECT {VERSION_COLS} FROM versions v WHERE learner_id = ? AND seq = "
                    "(SELECT MAX(seq) FROM versions w WHERE w.learner_id = v.learner_id "

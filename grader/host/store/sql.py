@@ -131,6 +131,10 @@ class SqlStore:
         rows = self._read(q.VERSION_BY_ID, (learner_id, version_id))
         return _version(rows[0]) if rows else None
 
+    def learner_bytes(self, learner_id: str) -> int:
+        """How much text the learner's versions hold (characters), for the per-learner quota."""
+        return int(self._read(q.LEARNER_BYTES, (learner_id,))[0][0])
+
     def latest_files(self, learner_id: str) -> dict[str, Version]:
         return {v.step: v for v in map(_version, self._read(q.LATEST_VERSIONS, (learner_id,)))}
 
