@@ -37,7 +37,7 @@ def class_picture(store: Store, catalog: Sequence[Exercise], *, now: float | Non
                   stuck_seconds: float = STUCK_SECONDS, stuck_checks: int = STUCK_CHECKS) -> dict[str, Any]:
     now = time.time() if now is None else now
     learners = store.learners()
-    reports = {(r.learner_id, r.step): r for r in store.latest_reports()}
+    reports = {(r.learner_id, r.step): r for r in store.class_standings()}
     latest = store.latest_version_ids()
     progress = {(p.learner_id, p.step): p for p in store.progress()}
     names = {lr.id: lr.display_name for lr in learners}

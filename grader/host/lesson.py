@@ -22,7 +22,7 @@ from typing import Any
 
 from attn_practice.grader.catalog import Exercise
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
-from attn_practice.grader.host.store.base import Learner, ReportRow, Store, Version
+from attn_practice.grader.host.store.base import Learner, ReportRow, StandingRow, Store, Version
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.teaching.web import render
 
@@ -68,7 +68,7 @@ class Conflict:
     version: str
 
 
-def standing(report: ReportRow | None, latest_version_id: str | None) -> Standing:
+def standing(report: ReportRow | StandingRow | None, latest_version_id: str | None) -> Standing:
     """Passed / failing as the latest report says; stale when a newer version was saved since."""
     if report is None:
         return Standing.NOT_STARTED
@@ -109,19 +109,15 @@ class Lesson:
         return {e.file: latest[e.id].content if e.id in latest else self._stubs[e.id]
                 for e in self.catalog}
 
-    def reports(self, learner: Learner) -> dict[str, ReportRow]:
-        rows = {}
-        for e in self.catalog:
-            r = self.store.latest_report(learner.id, e.id)
-            if r is not None:
-                rows[e.id] = r
-        return rows
+    def passed(self, learner: Learner) -> dict[str, bool]:
+        """step -> whether its latest check passed, for the steps checked (one light query)."""
+        return {step: passed for step, (_, passed, _) in self.store.latest_standings(learner.id).items()}
 
     # ------------------------------------------------------------ what the page shows
     def summary(self, learner: Learner) -> dict[str, Any]:
-        reports = self.reports(learner)
+        passed = self.passed(learner)
         hints = {p.step: p.hints for p in self.store.progress(learner.id)}
-        current = next((e for e in self.catalog if not (e.id in reports and reports[e.id].passed)), None)
+        current = next((e for e in self.catalog if not passed.get(e.id)), None)
         return {
             "workspace": f"kept by the class server for {learner.display_name}",
             "learner": learner.display_name,
@@ -129,7 +125,7 @@ class Lesson:
             "checking": None,
             "warnings": [],
             "steps": [{"id": e.id, "number": e.number, "title": e.title, "file": e.file,
-                       "bonus": e.bonus, "status": page_status(reports.get(e.id)),
+                       "bonus": e.bonus, "status": _word(passed.get(e.id)),
                        "hints": hints.get(e.id, 0), "hints_total": len(e.hints)}
                       for e in self.catalog],
         }
@@ -210,9 +206,9 @@ class Lesson:
     # ------------------------------------------------------------ checks
     def check_request(self, learner: Learner, ex: Exercise) -> tuple[CheckRequest, str]:
         """What to check (the latest saved files) and the version id the report will be of."""
-        reports = self.reports(learner)
-        failing = frozenset(s for s, r in reports.items() if not r.passed and s != ex.id)
-        unchecked = frozenset(e.id for e in self.catalog if e.id not in reports and e.id != ex.id)
+        passed = self.passed(learner)
+        failing = frozenset(s for s, ok in passed.items() if not ok and s != ex.id)
+        unchecked = frozenset(e.id for e in self.catalog if e.id not in passed and e.id != ex.id)
         _, version = self.text_of(learner, ex)
         return CheckRequest(learner.id, ex.id, self.files(learner), failing, unchecked), version
 
@@ -228,9 +224,8 @@ class Lesson:
                     "waited": result.get("waited", 0), "counted": False}
         self.store.save_report(learner.id, ex.id, version, result["report"])
         step = report.steps[0]
-        reports = self.reports(learner)
-        next_step = next((e for e in self.catalog if not (e.id in reports and reports[e.id].passed)),
-                         None)
+        passed = self.passed(learner)
+        next_step = next((e for e in self.catalog if not passed.get(e.id)), None)
         hints = next((p.hints for p in self.store.progress(learner.id) if p.step == ex.id), 0)
         html = (render.step_html(step) + str(result.get("worked_html") or "")
                 + render.next_html(step, hints_used=hints, hints_total=len(ex.hints),
@@ -239,6 +234,12 @@ class Lesson:
                 "diagnoses": step.diagnosis_ids, "html": html, "version": version,
                 "next": next_step.id if next_step else None, "seconds": result.get("seconds", 0),
                 "waited": result.get("waited", 0), "counted": True}
+
+
+def _word(passed: bool | None) -> str:
+    if passed is None:
+        return Standing.NOT_STARTED.value
+    return Standing.PASSED.value if passed else Standing.FAILING.value
 
 
 def checked_text(content: Any) -> str:

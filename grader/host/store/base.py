@@ -69,6 +69,19 @@ class ReportRow:
 
 
 @dataclass(frozen=True)
+class StandingRow:
+    """The latest report of one learner on one step, without the report itself (the live grid)."""
+
+    learner_id: str
+    step: str
+    status: str
+    passed: bool
+    version_id: str
+    diagnoses: tuple[str, ...]
+    created: float
+
+
+@dataclass(frozen=True)
 class StepProgress:
     """A learner's standing on one step beyond its reports: hints shown, first opened, checks run."""
 
@@ -141,6 +154,12 @@ class Store(Protocol):
 
     def latest_reports(self) -> list[ReportRow]:
         """The newest report of every learner on every step they checked."""
+
+    def class_standings(self) -> list[StandingRow]:
+        """As latest_reports, without the reports' bodies (cheap enough to redraw a live grid)."""
+
+    def latest_standings(self, learner_id: str) -> dict[str, tuple[str, bool, str]]:
+        """step -> (status, passed, version id) of the latest report of each step checked."""
 
     def passed_steps(self, learner_id: str) -> set[str]:
         """Steps the learner passed at least once."""

@@ -115,6 +115,12 @@ LATEST_REPORT = (f"SELECT {REPORT_COLS} FROM reports WHERE learner_id = ? AND st
 LATEST_REPORTS = (f"SELECT {REPORT_COLS} FROM reports r WHERE seq = (SELECT MAX(seq) FROM reports s "
                   "WHERE s.learner_id = r.learner_id AND s.step = r.step) ORDER BY learner_id, step")
 
+LATEST_STANDINGS = ("SELECT step, status, passed, version_id FROM reports r WHERE learner_id = ? AND "
+                    "seq = (SELECT MAX(seq) FROM reports s WHERE s.learner_id = r.learner_id "
+                    "AND s.step = r.step)")
+CLASS_STANDINGS = ("SELECT learner_id, step, status, passed, version_id, diagnoses, created FROM reports r "
+                   "WHERE seq = (SELECT MAX(seq) FROM reports s WHERE s.learner_id = r.learner_id "
+                   "AND s.step = r.step)")
 EVER_PASSED = "SELECT DISTINCT step FROM reports WHERE learner_id = ? AND passed = 1"
 
 # --------------------------------------------------------------- progress

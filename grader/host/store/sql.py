@@ -25,6 +25,7 @@ from attn_practice.grader.host.store.base import (
     Event,
     Learner,
     ReportRow,
+    StandingRow,
     StepProgress,
     Version,
     new_id,
@@ -170,6 +171,15 @@ class SqlStore:
 
     def latest_reports(self) -> list[ReportRow]:
         return [_report(r) for r in self._read(q.LATEST_REPORTS)]
+
+    def class_standings(self) -> list[StandingRow]:
+        return [StandingRow(r[0], r[1], r[2], bool(r[3]), r[4], tuple(json.loads(r[5])), float(r[6]))
+                for r in self._read(q.CLASS_STANDINGS)]
+
+    def latest_standings(self, learner_id: str) -> dict[str, tuple[str, bool, str]]:
+        """step -> (status, passed, version id) of the learner's latest report: no report parsed."""
+        return {r[0]: (r[1], bool(r[2]), r[3])
+                for r in self._read(q.LATEST_STANDINGS, (learner_id,))}
 
     def passed_steps(self, learner_id: str) -> set[str]:
         """Steps the learner has passed at some check (the solution stays shown after that)."""
