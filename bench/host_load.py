@@ -68,6 +68,7 @@ class Run:
     def __init__(self) -> None:
         self.saves: list[float] = []
         self.save_failed = 0
+        self.failures: dict[str, int] = {}  # what the failed requests got (status or error)
         self.acked: list[tuple[str, str, str]] = []  # (resume link, version id, text)
         self.pages: list[float] = []
         self.checks: list[float] = []
@@ -118,8 +119,11 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                         run.acked.append((link, r.json()["version"], text))
                     else:
                         run.save_failed += 1
-                except httpx.HTTPError:
+                        run.failures[f"save {r.status_code}"] = run.failures.get(f"save {r.status_code}", 0) + 1
+                except httpx.HTTPError as exc:
                     run.save_failed += 1
+                    kind = f"save {type(exc).__name__}"
+                    run.failures[kind] = run.failures.get(kind, 0) + 1
                 n += 1
                 next_save = now + args.save_every * rnd.uniform(0.8, 1.2)
                 if n % 10 == 0:
@@ -225,6 +229,7 @@ def main() -> int:
     figures = {
         "learners": args.learners, "seconds": round(wall, 1), "cpus": os.cpu_count(),
         "saves": len(run.saves), "saves_failed": run.save_failed, "saves_lost": lost,
+        "failures": run.failures, "loadavg_after": Path("/proc/loadavg").read_text().split()[:3],
         "save_p50_ms": round(1000 * p(run.saves, 0.5), 1), "save_p95_ms": round(1000 * p(run.saves, 0.95), 1),
         "page_loads": len(run.pages), "page_p95_ms": round(1000 * p(run.pages, 0.95), 1),
         "checks": len(run.checks), "checks_refused": run.check_refused, "checks_failed": run.check_failed,

@@ -104,3 +104,32 @@ def test_a_closed_store_is_unavailable_not_a_crash(tmp_path):
 def test_an_unknown_db_url_is_refused(tmp_path):
     with pytest.raises(ValueError):
         open_store("mysql://x", tmp_path)
+
+
+def test_a_failing_write_committed_beside_others_fails_alone(tmp_path):
+    """Group commit: writes waiting together share a transaction, but each succeeds or fails alone."""
+    s = open_store(None, tmp_path)
+    a = s.create_learner("A", "", "taken")
+    errors: list[BaseException] = []
+    saved: list[str] = []
+
+    def dup() -> None:
+        for _ in range(20):
+            try:
+                s.create_learner("B", "", "taken")  # the resume hash is UNIQUE
+            except sqlite3.IntegrityError as exc:
+                errors.append(exc)
+
+    def save() -> None:
+        for n in range(40):
+            saved.append(s.save_version(a.id, "step1", f"v{n}").id)
+
+    threads = [threading.Thread(target=dup), threading.Thread(target=save), threading.Thread(target=save)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 20 and len(saved) == 80
+    assert {v.id for v in s.versions(a.id, "step1", limit=200)} == set(saved)
+    assert [lr.display_name for lr in s.learners()] == ["A"]
+    s.close()

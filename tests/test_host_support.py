@@ -142,10 +142,13 @@ class HostProcess:
         import subprocess
 
         env = {**os.environ, "COLUMNS": "200"}
+        # stderr (one ops line per request) to a file: a pipe nobody reads would fill and stop the server
+        self.err_path = Path(data_dir).parent / f"host-{Path(data_dir).name}-{time.monotonic_ns()}.err"
+        self._err = open(self.err_path, "w")
         env.pop("ATTN_PRACTICE_DEBUG", None)
         self.proc = subprocess.Popen([console_script(), "host", str(data_dir), "--port", str(port),
                                       "--jobs", "1", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env)
         assert self.proc.stdout is not None
         self.lines = [self.proc.stdout.readline().rstrip("\n") for _ in range(3)]
         matches = [p.match(line) for p, line in zip(FIRST_LINES, self.lines, strict=True)]
@@ -173,16 +176,18 @@ class HostProcess:
         return c, token, link
 
     def stop(self, sig: int | None = None) -> tuple[str, str]:
+        """Stop it (SIGTERM by default) and return what it printed (stdout, stderr)."""
         import signal
 
         if self.proc.poll() is None:
             self.proc.send_signal(sig or signal.SIGTERM)
         try:
-            out, err = self.proc.communicate(timeout=60)
+            out, _ = self.proc.communicate(timeout=60)
         except Exception:
             self.proc.kill()
-            out, err = self.proc.communicate()
-        return out, err
+            out, _ = self.proc.communicate()
+        self._err.close()
+        return out, self.err_path.read_text()
 
     def kill9(self) -> None:
         """SIGKILL, as `kill -9` does; its checking workers must go with it."""
@@ -197,7 +202,7 @@ class HostProcess:
             assert time.monotonic() < deadline, "the server's workers outlived it"
             time.sleep(0.2)
         self.proc.stdout.close()
-        self.proc.stderr.close()
+        self._err.close()
 
 
 def _alive(pid: int) -> bool:
