@@ -18,6 +18,7 @@ from conftest import solution_source
 
 from attn_practice.grader.host.checks import work
 from attn_practice.grader.host.checks.base import CheckRequest
+from attn_practice.grader.host.checks.dask import READY_TTL
 from attn_practice.grader.host.checks.factory import open_runner
 
 pytest.importorskip("distributed", reason="Dask is not installed (pip install 'attn-practice[dask]')")
@@ -133,7 +134,12 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
 
 
 def test_warm_builds_every_workers_engine(runner):
+    deadline = time.monotonic() + 60  # workers killed by an earlier test come back by themselves
+    while len(runner.client.scheduler_info(n_workers=-1)["workers"]) < 2:
+        assert time.monotonic() < deadline, "the killed workers never came back"
+        time.sleep(0.1)
     runner.warm()
+    time.sleep(READY_TTL)  # past a cached answer from while they were away
     assert runner.ready()
 
 
