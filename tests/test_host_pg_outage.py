@@ -122,3 +122,24 @@ def test_saves_in_flight_across_a_crash_and_restart_lose_nothing_acknowledged(cl
     finally:
         store.close()
         other.close()
+
+
+def test_a_busy_pool_is_not_a_database_away(cluster, tmp_path):
+    """Every pooled connection busy: that request gets 503 (busy), but the process does not
+    switch to "away" (which would answer everyone 503 at once while the database is fine)."""
+    from attn_practice.grader.host.store.postgres import PostgresStore
+
+    store = PostgresStore.open(cluster.url, pool_size=1, timeout=0.5)
+    try:
+        store.create_learner("A", "", "ha")
+        hog = threading.Thread(target=store._read, args=("SELECT pg_sleep(2)",))
+        hog.start()
+        time.sleep(0.3)
+        with pytest.raises(StoreUnavailable) as info:
+            store.learners()
+        assert "busy" in str(info.value)
+        assert store.available is True
+        hog.join()
+        assert [ln.display_name for ln in store.learners()] == ["A"]
+    finally:
+        store.close()

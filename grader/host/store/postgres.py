@@ -19,7 +19,9 @@ Why each choice:
 - **The database going away is not an error page.** Any loss of the
   connection, a refused connection, or a pool that cannot hand one out
   within `timeout` seconds raises `StoreUnavailable` (the app answers 503
-  with Retry-After). A write is acknowledged only after COMMIT returned; a
+  with Retry-After). A pool that timed out because every connection is busy
+  is told from a database that is away by one direct connection attempt
+  (at most one a second): busy answers that request 503 and nothing more. A write is acknowledged only after COMMIT returned; a
   write that failed before COMMIT was sent is retried once on a fresh
   connection (so the first request after a restart does not fail on a stale
   pooled connection); one whose COMMIT got no answer is reported unavailable,
@@ -42,6 +44,7 @@ import functools
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -65,6 +68,8 @@ DEFAULT_POOL_SIZE = 8
 #: The advisory lock every write transaction holds (any fixed 64-bit key; "attn" in ASCII).
 WRITE_LOCK_KEY = 0x6174746E
 RETRY_AFTER = 2.0
+#: Seconds between direct probes that tell a busy pool from a database that is away.
+PROBE_INTERVAL = 1.0
 URL_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -173,6 +178,9 @@ class PostgresStore(SqlStore):
         self.timeout = timeout
         self._closed = threading.Event()
         self._down = threading.Event()  # set from a lost connection until one works again
+        self._probe_lock = threading.Lock()
+        self._probe_at = -PROBE_INTERVAL
+        self._probe_ok = True
         # The pool warns on every failed reconnection attempt; we log the state changes instead.
         logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         self._pool = psycopg_pool.ConnectionPool(
@@ -227,9 +235,27 @@ class PostgresStore(SqlStore):
         return safe_url(self.url)
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
+        if isinstance(exc, self._no_connection) and not self._down.is_set() and self._reachable():
+            # Every pooled connection is busy, the database is fine: 503 for this request
+            # only, without switching the whole process to "away" (fast 503s for everyone).
+            return StoreUnavailable("the class database is busy; try again in a moment", RETRY_AFTER)
         self._mark(False, exc)
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return StoreUnavailable(f"the class database is not reachable ({detail})", RETRY_AFTER)
+
+    def _reachable(self) -> bool:
+        """Whether a fresh connection opens now (asked at most once a second, on pool timeouts)."""
+        now = time.monotonic()
+        with self._probe_lock:
+            if now - self._probe_at < PROBE_INTERVAL:
+                return self._probe_ok
+            self._probe_at = now
+            try:
+                self._psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT).close()
+                self._probe_ok = True
+            except Exception:  # noqa: BLE001 - any failure to connect means away
+                self._probe_ok = False
+            return self._probe_ok
 
     def _connection(self) -> Any:
         return self._pool.connection(timeout=DOWN_TIMEOUT if self._down.is_set() else self.timeout)
