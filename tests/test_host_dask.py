@@ -149,3 +149,60 @@ def test_an_unreachable_scheduler_is_said_plainly_at_start():
     with pytest.raises(DaskUnavailable) as info:
         DaskCheckRunner("tcp://127.0.0.1:9", work.host_options(), None, connect_timeout=2)
     assert "tcp://127.0.0.1:9" in str(info.value) and "dask scheduler" in str(info.value)
+
+
+def test_a_scheduler_that_dies_mid_class_fails_checks_as_grader_failures_not_hangs(tmp_path):
+    """A remote scheduler (the `dask` CLI, as an operator runs it) killed while the class runs:
+    /readyz's answer turns false and a check ends as a grader failure in bounded time."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from attn_practice.grader.host.checks.dask import (
+        CHECK_TIMEOUT,
+        READY_TTL,
+        SCHEDULER_GRACE,
+        DaskCheckRunner,
+    )
+
+    dask_cli = Path(sys.executable).with_name("dask")
+    if not dask_cli.exists():
+        pytest.skip("the dask command line is not installed beside this Python")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    procs = []
+    log = open(tmp_path / "dask.log", "w")  # noqa: SIM115 - closed below
+    try:
+        procs.append(subprocess.Popen([str(dask_cli), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                       "--no-dashboard"], stdout=log, stderr=log, start_new_session=True))
+        procs.append(subprocess.Popen([str(dask_cli), "worker", address, "--nthreads", "1", "--no-dashboard"],
+                                      stdout=log, stderr=log, start_new_session=True))
+        runner = DaskCheckRunner(address, work.host_options(), None, connect_timeout=30)
+        try:
+            deadline = time.monotonic() + 60
+            while runner._workers() < 1:
+                assert time.monotonic() < deadline, "the worker never joined"
+                time.sleep(0.2)
+            assert runner.ready()
+            ok = runner.run(_request("step1", solution_source("step1")))
+            assert ok["report"]["steps"][0]["status"] == "passed"
+            os.killpg(procs[0].pid, signal.SIGKILL)
+            procs[0].wait()
+            time.sleep(READY_TTL + 0.1)
+            assert not runner.ready()
+            t0 = time.monotonic()
+            failed = runner.run(_request("step1", solution_source("step1")))
+            assert time.monotonic() - t0 < 4 * SCHEDULER_GRACE < CHECK_TIMEOUT
+            assert failed.get("grader_failed") is True
+            assert "not a problem with your code" in failed["report"]["error"]
+        finally:
+            runner.close()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        log.close()

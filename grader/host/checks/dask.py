@@ -40,6 +40,9 @@ ATTEMPTS = 2
 ALLOWED_FAILURES = 1
 #: Seconds before we stop waiting for one check (the sandbox's own limits are far lower).
 CHECK_TIMEOUT = 600.0
+#: Seconds the scheduler may be unreachable before a check waiting on it is given up.
+SCHEDULER_GRACE = 10.0
+POLL_SECONDS = 0.5
 #: Seconds a `ready()` answer is reused (load balancers poll /readyz often).
 READY_TTL = 2.0
 #: Seconds to reach the scheduler when the server starts.
@@ -114,6 +117,15 @@ class DaskCheckRunner:
         except TypeError:  # older distributed: no n_workers argument
             return len(self.client.scheduler_info().get("workers", {}))
 
+    def _connected(self) -> bool:
+        """Whether the client is connected, waiting up to SCHEDULER_GRACE for a reconnection."""
+        deadline = time.monotonic() + SCHEDULER_GRACE
+        while self.client.status != "running":
+            if self._closed or time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_SECONDS)
+        return True
+
     def warm(self) -> None:
         """Build each worker's engine now, so the class's first checks are not slow."""
         self.client.run(warm_worker, self.options)
@@ -123,18 +135,41 @@ class DaskCheckRunner:
         for _ in range(ATTEMPTS):
             if self._closed:
                 return grader_failed(request.step, "the server is stopping")
+            if not self._connected():
+                last = f"the Dask scheduler at {self.address} is not reachable"
+                continue
             future = None
             try:
                 future = self.client.submit(
                     check_on_worker, request.step, dict(request.files),
                     frozenset(request.known_failing), frozenset(request.known_unchecked),
                     self.options, pure=False, key=f"attn-check-{request.step}-{time.time_ns()}")
-                return future.result(timeout=CHECK_TIMEOUT)
+                return self._wait(future)
             except Exception as exc:  # noqa: BLE001 - a grader failure, said as such (§4.4)
                 last = f"{type(exc).__name__}: {exc}"
                 if future is not None:
                     future.cancel()
         return grader_failed(request.step, f"the checking cluster failed: {last}")
+
+    def _wait(self, future: Any) -> CheckResult:
+        """The check's result; gives up after CHECK_TIMEOUT, or once the scheduler has been
+        unreachable for SCHEDULER_GRACE seconds (the client keeps trying to reconnect)."""
+        deadline = time.monotonic() + CHECK_TIMEOUT
+        lost_since: float | None = None
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                pass
+            now = time.monotonic()
+            if self.client.status == "running":
+                lost_since = None
+            elif lost_since is None:
+                lost_since = now
+            elif now - lost_since > SCHEDULER_GRACE:
+                raise RuntimeError(f"lost the Dask scheduler at {self.address}")
+            if now > deadline:
+                raise TimeoutError(f"no result after {CHECK_TIMEOUT:.0f} s")
 
     def ready(self) -> bool:
         """True while the scheduler answers and has at least one worker (cached READY_TTL s)."""
