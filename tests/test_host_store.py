@@ -133,3 +133,38 @@ def test_a_failing_write_committed_beside_others_fails_alone(tmp_path):
     assert {v.id for v in s.versions(a.id, "step1", limit=200)} == set(saved)
     assert [lr.display_name for lr in s.learners()] == ["A"]
     s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request, tmp_path):
+    """The same named methods on SQLite and on a throwaway PostgreSQL (skipped where none can run)."""
+    if request.param == "sqlite":
+        s = open_store(None, tmp_path)
+        yield s
+        s.close()
+        return
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'attn-practice[host]')")
+    from pg_cluster import cluster_or_skip
+
+    with cluster_or_skip() as cluster:
+        s = open_store(cluster.create_database("light_reads"), tmp_path)
+        yield s
+        s.close()
+
+
+def test_the_light_reads_and_quota_measure_agree_on_both_stores(any_store):
+    s = any_store
+    a = s.create_learner("A", "", "ha")
+    v1 = s.save_version(a.id, "step1", "12345")
+    s.save_report(a.id, "step1", v1.id, {"submission": "", "steps": [{"id": "step1", "status": "passed"}]})
+    v2 = s.save_version(a.id, "step1", "123")
+    s.save_report(a.id, "step1", v2.id, {"submission": "", "steps": [
+        {"id": "step1", "status": "failed", "diagnoses": ["elementwise-product"]}]})
+    assert s.learner_bytes(a.id) == 8
+    assert s.passed_steps(a.id) == {"step1"}
+    assert s.latest_standings(a.id) == {"step1": ("failed", False, v2.id)}
+    (row,) = s.class_standings()
+    assert (row.learner_id, row.step, row.passed, row.version_id, row.diagnoses) == (
+        a.id, "step1", False, v2.id, ("elementwise-product",))
+    assert s.latest_version_ids() == {(a.id, "step1"): v2.id}
+    assert s.setting_or_set("k", "1") == "1" and s.setting_or_set("k", "2") == "1"
