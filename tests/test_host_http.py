@@ -326,3 +326,16 @@ def test_one_learner_cannot_fill_the_class_disk(hosted):
         assert len(b.client.get("/api/step/step5/versions").json()["versions"]) == 4
     finally:
         hosted.ctx.lesson.quota = quota
+
+
+def test_anothers_resume_link_does_not_silently_switch_a_signed_in_browser(hosted):
+    mallory = hosted.browser().join("Mallory")
+    victim = hosted.browser().join("Victim")
+    r = victim.client.get(mallory.resume_link.replace("http://testserver", ""))
+    assert r.status_code == 200 and "Continue as Mallory" in r.text
+    assert victim.client.get("/api/summary").json()["learner"] == "Victim"  # not switched
+    csrf = re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
+    path = mallory.resume_link.replace("http://testserver", "")
+    assert victim.client.post(path, data={"csrf": "forged"}).status_code == 403
+    assert victim.client.post(path, data={"csrf": csrf}).status_code == 303
+    assert victim.client.get("/api/summary").json()["learner"] == "Mallory"  # asked, then switched

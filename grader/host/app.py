@@ -37,6 +37,7 @@ def routes() -> list[Route]:
         Route("/join/{code}", views_join.join_page, methods=GET),
         Route("/join/{code}", views_join.join, methods=POST),
         Route("/resume/{secret}", views_join.resume, methods=GET),
+        Route("/resume/{secret}", views_join.resume_confirmed, methods=POST),
         Route("/api/summary", L.summary, methods=GET),
         Route("/api/events", L.events, methods=GET),
         Route("/api/queue", L.queue_position, methods=GET),

@@ -66,3 +66,14 @@ def teach_sign_in(csrf: str, has_password: bool, error: str = "") -> str:
         "<p><label for=\"password\">Class password</label><br>"
         "<input id=\"password\" name=\"password\" type=\"password\" maxlength=\"200\" required autofocus>"
         "</p><p><button type=\"submit\">Sign in</button></p></form>"))
+
+
+def switch_learner(here: str, there: str, secret: str, csrf: str) -> str:
+    return _page("Switch learner?", (
+        f"<h1>Continue as {esc(there)}?</h1>"
+        f"<p>This browser is signed in as <strong>{esc(here)}</strong>. The link you opened belongs "
+        f"to <strong>{esc(there)}</strong>. Only continue if that is you.</p>"
+        f'<form method="post" action="/resume/{esc(secret)}">'
+        f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+        f'<p><button type="submit" id="switch">Continue as {esc(there)}</button> '
+        f'<a href="/">Stay {esc(here)}</a></p></form>'))

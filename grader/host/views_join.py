@@ -15,6 +15,7 @@ from attn_practice.grader.host.session import (
     require_form_csrf,
     set_cookie,
 )
+from attn_practice.grader.host.store.base import Learner
 from attn_practice.grader.host.web import Problem, client_address, read_form, text_field
 
 MAX_CODE = 100
@@ -77,16 +78,40 @@ async def join(request: Request) -> Response:
     return response
 
 
-def resume(request: Request) -> Response:
-    secret = request.path_params["secret"]
+def _resumed(request: Request, secret: str) -> Learner:
     ctx = ctx_of(request)
-    if learner_for(ctx.store, secret) is None:
+    learner = learner_for(ctx.store, secret)
+    if learner is None:
         wait = ctx.limits.secrets.allow(client_address(request))
         if wait:
             raise _too_many(wait)
         raise Problem(404, "This resume link is not valid (maybe the instructor issued you a new "
                            "one): ask your instructor.")
+    return learner
+
+
+def resume(request: Request) -> Response:
+    """Sign in by the link; a browser signed in as someone else is asked first (a link sent by
+    another learner must not silently switch whose work this browser saves into)."""
+    secret = request.path_params["secret"]
+    learner = _resumed(request, secret)
+    here = learner_for(ctx_of(request).store, request.cookies.get(LEARNER_COOKIE))
+    if here is not None and here.id != learner.id:
+        csrf = request.cookies.get(FORM_COOKIE) or new_secret()
+        response = HTMLResponse(pages.switch_learner(here.display_name, learner.display_name, secret, csrf))
+        set_cookie(request, response, FORM_COOKIE, csrf, days=1)
+        return response
     response = RedirectResponse("/", status_code=303)  # the secret leaves the address bar
+    set_cookie(request, response, LEARNER_COOKIE, secret)
+    return response
+
+
+async def resume_confirmed(request: Request) -> Response:
+    secret = request.path_params["secret"]
+    form = await read_form(request, 4096)
+    require_form_csrf(request, form)
+    await run_in_threadpool(_resumed, request, secret)
+    response = RedirectResponse("/", status_code=303)
     set_cookie(request, response, LEARNER_COOKIE, secret)
     return response
 
