@@ -179,3 +179,11 @@ def test_the_page_learns_its_place_in_the_queue(tmp_path):
         for _ in range(4):
             runner.gate.release()
         ctx.close()
+
+
+def test_a_refund_gives_back_what_a_grader_failure_cost():
+    limiter = RateLimiter(burst=1, per_second=0.001)
+    assert limiter.allow("x") == 0
+    assert limiter.allow("x") > 0
+    limiter.refund("x")
+    assert limiter.allow("x") == 0

@@ -162,6 +162,8 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
         if answer.get("counted"):
             ctx.store.record_event(learner.id, EventKind.CHECKED.value,
                                    {"step": ex.id, "status": answer["status"]})
+        else:  # the grader failed: not the learner's check to pay for (CONTRACT §4.4)
+            ctx.limits.checks.refund(learner.id)
         return answer
 
     return JSONResponse(await run_in_threadpool(finish))
