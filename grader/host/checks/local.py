@@ -45,7 +45,7 @@ class LocalCheckRunner:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.capacity, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=work.init_worker, initargs=(self.options,))
+                                   initializer=work.init_worker, initargs=(self.options, os.getpid()))
 
     def warm(self) -> None:
         """Start every worker now (each builds its engine), so the first checks are not slow."""

@@ -34,15 +34,19 @@ def host_options(course: Any = None) -> RunOptions:
                    max_examples=graded.max_examples, extra_suites=())
 
 
-def init_worker(options: RunOptions) -> None:
+def init_worker(options: RunOptions, server_pid: int | None = None) -> None:
     """Pool initialiser: one warm engine per worker process, which dies with the server.
 
     A server killed with -9 must not leave its checking workers (and their
-    sandboxes) behind: the kernel kills a worker whose parent died
-    (PR_SET_PDEATHSIG), and a watcher thread covers the moment before that.
+    sandboxes) behind: a watcher thread ends the worker once its server is
+    gone, even if that happened while the worker was still starting
+    (`server_pid` is the server's, passed in, not read after the fact).
+    Not PR_SET_PDEATHSIG: it fires when the *thread* that started the worker
+    ends, and pool workers are started by whichever thread submitted first.
     """
     global _ENGINE, _OPTIONS
-    _die_with_parent()
+    if server_pid is not None:  # a local pool's worker (a Dask worker's life is Dask's business)
+        _die_with_parent(server_pid)
     _yield_to_the_server()
     _OPTIONS = options
     _ENGINE = Engine(options)
@@ -82,22 +86,28 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
-def _die_with_parent() -> None:
-    import ctypes
+def _die_with_parent(parent: int) -> None:
     import os
-    import signal
     import threading
 
-    parent = os.getppid()
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    def gone() -> bool:
+        return os.getppid() != parent
+
+    def stop() -> None:
+        if _ENGINE is not None:
+            try:
+                _ENGINE.close()  # its sandboxes and zygote go too
+            except Exception:  # noqa: BLE001 - exiting anyway
+                pass
+        os._exit(1)
+
+    if gone():
+        stop()
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
+        while not gone():
+            time.sleep(0.5)
+        stop()
 
     threading.Thread(target=watch, name="attnp-parent-watch", daemon=True).start()
 
