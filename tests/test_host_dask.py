@@ -198,6 +198,19 @@ def test_a_scheduler_that_dies_mid_class_fails_checks_as_grader_failures_not_han
             assert time.monotonic() - t0 < 4 * SCHEDULER_GRACE < CHECK_TIMEOUT
             assert failed.get("grader_failed") is True
             assert "not a problem with your code" in failed["report"]["error"]
+            # The operator restarts the scheduler and a worker: checks run again, no server restart.
+            procs.append(subprocess.Popen([str(dask_cli), "scheduler", "--host", "127.0.0.1", "--port",
+                                           str(port), "--no-dashboard"], stdout=log, stderr=log,
+                                          start_new_session=True))
+            procs.append(subprocess.Popen([str(dask_cli), "worker", address, "--nthreads", "1",
+                                           "--no-dashboard"], stdout=log, stderr=log, start_new_session=True))
+            deadline = time.monotonic() + 120
+            while True:
+                again = runner.run(_request("step1", solution_source("step1")))
+                if not again.get("grader_failed"):
+                    break
+                assert time.monotonic() < deadline, "checks never ran again after the scheduler returned"
+            assert again["report"]["steps"][0]["status"] == "passed"
         finally:
             runner.close()
     finally:

@@ -107,6 +107,8 @@ class DaskCheckRunner:
                     "`dask scheduler` there, or leave out --dask to check on this machine") from None
         self.capacity = max(1, jobs or self._workers())
         self._closed = False
+        self._connect_timeout = connect_timeout
+        self._reconnect_lock = threading.Lock()
         self._ready_at = 0.0
         self._ready = True
 
@@ -118,13 +120,32 @@ class DaskCheckRunner:
             return len(self.client.scheduler_info().get("workers", {}))
 
     def _connected(self) -> bool:
-        """Whether the client is connected, waiting up to SCHEDULER_GRACE for a reconnection."""
+        """Whether the client is connected, waiting up to SCHEDULER_GRACE for a reconnection.
+
+        Dask's client stops trying to reconnect after a while and closes; a
+        scheduler restarted later is then reached with a new client, so the
+        server need not be restarted with it.
+        """
         deadline = time.monotonic() + SCHEDULER_GRACE
         while self.client.status != "running":
             if self._closed or time.monotonic() > deadline:
                 return False
-            time.sleep(POLL_SECONDS)
+            if self.client.status in ("closed", "closing") and self._cluster is None:
+                self._new_client()
+            else:
+                time.sleep(POLL_SECONDS)
         return True
+
+    def _new_client(self) -> None:
+        with self._reconnect_lock:
+            if self.client.status not in ("closed", "closing") or self._closed:
+                return
+            try:
+                client = self._distributed.Client(self.address, timeout=self._connect_timeout)
+            except (OSError, TimeoutError, ValueError):
+                time.sleep(POLL_SECONDS)
+                return
+            self.client = client
 
     def warm(self) -> None:
         """Build each worker's engine now, so the class's first checks are not slow."""
@@ -153,9 +174,11 @@ class DaskCheckRunner:
 
     def _wait(self, future: Any) -> CheckResult:
         """The check's result; gives up after CHECK_TIMEOUT, or once the scheduler has been
-        unreachable for SCHEDULER_GRACE seconds (the client keeps trying to reconnect)."""
+        unreachable, or the cluster without any worker, for SCHEDULER_GRACE seconds."""
         deadline = time.monotonic() + CHECK_TIMEOUT
         lost_since: float | None = None
+        idle_since: float | None = None
+        asked = 0.0
         while True:
             try:
                 return future.result(timeout=POLL_SECONDS)
@@ -164,6 +187,15 @@ class DaskCheckRunner:
             now = time.monotonic()
             if self.client.status == "running":
                 lost_since = None
+                if now - asked > 2 * POLL_SECONDS:  # a cluster left with no worker at all
+                    asked = now
+                    try:
+                        workers = self._workers()
+                    except Exception:  # noqa: BLE001 - asked again next time
+                        workers = 1
+                    idle_since = None if workers else (idle_since or now)
+                    if idle_since is not None and now - idle_since > SCHEDULER_GRACE:
+                        raise RuntimeError(f"the Dask cluster at {self.address} has no workers")
             elif lost_since is None:
                 lost_since = now
             elif now - lost_since > SCHEDULER_GRACE:
