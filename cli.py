@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "watch": (".grader.commands.teaching", "watch"),
     "report": (".grader.commands.report", "report"),
     "serve": (".grader.commands.serve", "serve"),
+    "host": (".grader.commands.host", "host"),
 }
 
 

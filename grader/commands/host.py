@@ -1,0 +1,213 @@
+"""`attn-practice host`: serve one class to many browsers (CONTRACT §7); export, backup, password.
+
+`attn-practice host [DATA_DIR] [options]` serves; `host export`, `host backup`
+and `host set-password` work on a class's data folder (while it runs, too).
+The engine is `grader.host`; this module parses, calls it and prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say
+
+HOST_HELP = "Needs the host extra: pip install 'attn-practice[host]'."
+
+
+class HostGroup(click.Group):
+    """`host [DATA_DIR] [options]` serves; a first word naming a subcommand runs that instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["serve", *args]
+        elif not args:
+            args = ["serve"]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=HostGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def host() -> None:
+    """Host a class: learners join with a link and work in their browsers, nothing to install.
+
+    \b
+      attn-practice host [DATA_DIR] [--course FILE] [--bind ADDR] [--port N] [--db URL] [--dask ADDRESS]
+      attn-practice host export DATA_DIR --format json|csv
+      attn-practice host backup DATA_DIR OUT
+      attn-practice host set-password DATA_DIR
+
+    DATA_DIR (default ./attn-class) keeps the class: learners, every saved
+    version, every check. The first lines printed are the class's address,
+    the instructor link (keep it private) and the join link for learners.
+    Serving's options: `attn-practice host serve --help`.
+
+    \b
+    Examples:
+      attn-practice host ./my-class --course course.yaml
+      attn-practice host export ./my-class --format json --out class.json
+    """
+
+
+@host.command("serve")
+@click.argument("data_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Course file: steps, points and limits (as for grade).")
+@click.option("--bind", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but loopback belongs behind a TLS reverse proxy.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port (default 8770; 0: any free port).")
+@click.option("--db", default=None, metavar="URL",
+              help="postgresql://... for several server processes (default: SQLite in DATA_DIR).")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run checks on this Dask scheduler's workers instead of this machine.")
+@click.option("--jobs", type=click.IntRange(1, 256), default=None,
+              help="Checks run at once on this machine (default: one per core).")
+@click.option("--ask-student-id/--no-student-id", default=None,
+              help="Ask for a student id on joining (kept for the class once set).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | None, db: str | None,
+          dask_address: str | None, jobs: int | None, ask_student_id: bool | None,
+          tls_cert: Path | None, tls_key: Path | None) -> int:
+    """Serve the class (the default when no subcommand is named)."""
+    _need_extra()
+    from attn_practice.grader.host.server import (
+        DEFAULT_DIR,
+        DEFAULT_PORT,
+        HostConfig,
+        HostedClass,
+        is_loopback,
+    )
+
+    if (tls_cert is None) != (tls_key is None):
+        raise Problem("--tls-cert and --tls-key go together.")
+    config = HostConfig(data_dir=data_dir or Path(DEFAULT_DIR), course=course, bind=bind,
+                        port=DEFAULT_PORT if port is None else port, db=db, dask=dask_address,
+                        jobs=jobs, ask_student_id=ask_student_id, tls_cert=tls_cert, tls_key=tls_key)
+    try:
+        hosted = HostedClass(config)
+    except _unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
+        raise Problem(str(exc)) from None
+    except OSError as exc:
+        raise Problem(f"cannot host on {bind}:{config.port}: {exc.strerror or exc}. Pick another "
+                      "port with --port N (0: any free one).") from None
+    links = hosted.links()
+    click.echo(f"Hosting attn-practice class at {links.base}")
+    click.echo(f"Instructor: {links.instructor}")
+    click.echo(f"Join: {links.join}")
+    sys.stdout.flush()
+    if not is_loopback(bind) and tls_cert is None:
+        say(f"warning: serving plain HTTP on {bind}: secrets and code cross the network unencrypted. "
+            "Put it behind a TLS reverse proxy (README: Hosting a class) or pass --tls-cert/--tls-key.")
+    say(f"Class data: {config.data_dir.resolve()}   (Ctrl-C stops; nothing saved is lost)")
+    hosted.serve()
+    say("Stopped hosting. Every saved version is kept in the class's data folder.")
+    return EXIT_PASSED
+
+
+@host.command("export")
+@click.argument("data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here instead of stdout.")
+@click.option("--course", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Score with this course (default: the one the class was hosted with).")
+@click.option("--db", default=None, metavar="URL")
+def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, db: str | None) -> int:
+    """The class's latest reports as `grade --format json` (for `report`), or the grades as CSV."""
+    from attn_practice.grader.course import load_course
+    from attn_practice.grader.host import export
+
+    store = _open(data_dir, db)
+    try:
+        path = course or _stored_course(store)
+        text = export.render(export.class_reports(
+            store, load_course(path, check_suites=False) if path else None), export.ExportFormat(fmt))
+    except _unavailable(None) as exc:  # a course file it cannot use, the database away
+        raise Problem(str(exc)) from None
+    finally:
+        store.close()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        from attn_practice.grader.atomic import write_atomic
+
+        write_atomic(out, text.encode("utf-8"))
+        say(f"Wrote {out}")
+    return EXIT_PASSED
+
+
+@host.command("backup")
+@click.argument("data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+def backup_cmd(data_dir: Path, out: Path) -> int:
+    """A consistent copy of the class's database, safe while the class runs."""
+    from attn_practice.grader.host import export
+
+    store = _open(data_dir, None)
+    try:
+        export.backup(store, out)
+    except (FileExistsError, ValueError) as exc:
+        raise Problem(str(exc)) from None
+    finally:
+        store.close()
+    say(f"Backed up the class to {out}")
+    return EXIT_PASSED
+
+
+@host.command("set-password")
+@click.argument("data_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--db", default=None, metavar="URL")
+def set_password_cmd(data_dir: Path, db: str | None) -> int:
+    """Set the instructor's password (an alternative to the instructor link's key)."""
+    from attn_practice.grader.host.auth import MIN_PASSWORD
+    from attn_practice.grader.host.server import set_password
+
+    password = click.prompt("Instructor password", hide_input=True, confirmation_prompt=True,
+                            err=True)
+    if len(password) < MIN_PASSWORD:
+        raise Problem(f"the password needs at least {MIN_PASSWORD} characters.")
+    try:
+        set_password(data_dir, db, password)
+    except _unavailable(None) as exc:
+        raise Problem(str(exc)) from None
+    say("Password set: sign in at /teach.")
+    return EXIT_PASSED
+
+
+def _unavailable(dask_address: str | None) -> tuple[type[BaseException], ...]:
+    """What opening the class's parts raises when one is unreachable or misnamed (not a bug)."""
+    from attn_practice.grader.course import CourseError
+    from attn_practice.grader.host.store.base import StoreUnavailable
+
+    kinds: tuple[type[BaseException], ...] = (StoreUnavailable, CourseError, ValueError)
+    if dask_address:
+        from attn_practice.grader.host.checks.dask import DaskUnavailable
+
+        kinds += (DaskUnavailable,)
+    return kinds
+
+
+def _open(data_dir: Path, db: str | None) -> Any:
+    from attn_practice.grader.host.server import open_data
+
+    try:
+        return open_data(data_dir, db)
+    except _unavailable(None) as exc:
+        raise Problem(str(exc)) from None
+
+
+def _stored_course(store: Any) -> Path | None:
+    stored = store.get_setting("course_path")
+    return Path(stored) if stored and Path(stored).exists() else None
+
+
+def _need_extra() -> None:
+    import importlib.util
+
+    missing = [m for m in ("starlette", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise Problem(f"{' and '.join(missing)} missing. {HOST_HELP}")

@@ -1,0 +1,85 @@
+"""Checks on this machine: a bounded pool of worker processes, each with one warm Engine.
+
+One worker per core by default (`jobs`). The pool is the batch grader's
+(spawned processes, `work.init_worker`), so learner code runs only in the
+sandboxes those workers start, never in the server. A worker that dies
+mid-check (it should not: the sandbox takes the blows) is replaced and the
+check run once more; a second death gives a report that says the grader
+failed, never a verdict on the learner's code (CONTRACT §4.4).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from attn_practice import __version__
+from attn_practice.grader.engine.engine import RunOptions
+from attn_practice.grader.host.checks import work
+from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
+
+ATTEMPTS = 2
+
+
+def grader_failed(step: str, what: str) -> CheckResult:
+    """A report that says the grader, not the learner, failed (never counted as a check verdict)."""
+    return {"report": {"submission": "", "grader_version": __version__, "steps": [],
+                       "error": f"internal grader error while checking {step} (not a problem with "
+                                f"your code; check again): {what[:300]}"},
+            "worked_html": "", "seconds": 0.0, "grader_failed": True}
+
+
+class LocalCheckRunner:
+    """`capacity` worker processes; `run` blocks the calling thread until its check is done."""
+
+    def __init__(self, options: RunOptions | None = None, jobs: int | None = None):
+        self.options = options or RunOptions(speed_notes=True)
+        self.capacity = max(1, jobs or os.cpu_count() or 1)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.capacity, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=work.init_worker, initargs=(self.options, os.getpid()))
+
+    def warm(self) -> None:
+        """Start every worker now (each builds its engine), so the first checks are not slow."""
+        pool = self._pool
+        if pool is not None:
+            for f in [pool.submit(os.getpid) for _ in range(self.capacity)]:
+                f.result()
+
+    def run(self, request: CheckRequest) -> CheckResult:
+        last = ""
+        for _ in range(ATTEMPTS):
+            with self._lock:
+                if self._closed or self._pool is None:
+                    return grader_failed(request.step, "the server is stopping")
+                pool = self._pool
+            try:
+                return pool.submit(work.check_files, request.step, dict(request.files),
+                                   request.known_failing, request.known_unchecked).result()
+            except BrokenProcessPool:
+                last = "a checking worker died"
+                with self._lock:
+                    if self._pool is pool and not self._closed:
+                        pool.shutdown(wait=False, cancel_futures=False)
+                        self._pool = self._new_pool()
+            except Exception as exc:  # noqa: BLE001 - the grader failing is said as such
+                last = f"{type(exc).__name__}: {exc}"
+        return grader_failed(request.step, last)
+
+    def ready(self) -> bool:
+        return not self._closed and self._pool is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,1 @@
+"""The class's state: `factory.open_store` picks SQLite (default) or PostgreSQL."""

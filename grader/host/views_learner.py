@@ -1,0 +1,191 @@
+"""The learner's page and its API: serve's page and JSON shapes, on the learner's stored work.
+
+Every handler finds the learner from the session cookie and passes only
+that learner to `Lesson`; nothing in a request names a learner. A step is
+named by id (step1..step8), a version by its random id, looked up within the
+learner's own rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+
+from attn_practice.grader.host import pages, widgets_ref
+from attn_practice.grader.host.checks.queue import AlreadyChecking
+from attn_practice.grader.host.lesson import BadInput, Conflict, EventKind, NotFound
+from attn_practice.grader.host.session import (
+    ctx_of,
+    current_learner,
+    learner_secret,
+    require_csrf,
+    require_learner,
+)
+from attn_practice.grader.host.static import lesson_page
+from attn_practice.grader.host.store.base import Learner
+from attn_practice.grader.host.web import MAX_SAVE_BODY, Problem, read_json
+
+QUEUE_TICK = 0.5
+
+
+def page(request: Request) -> Response:
+    """The lesson page for a signed-in learner; the landing page for anyone else."""
+    learner = current_learner(request)
+    if learner is None:
+        return HTMLResponse(pages.landing())
+    step = request.path_params.get("step")
+    if step is not None:
+        try:
+            ctx_of(request).lesson.step(step)
+        except NotFound as exc:
+            raise Problem(404, str(exc)) from None
+    csrf = ctx_of(request).keys().learner_csrf(learner_secret(request))
+    return HTMLResponse(lesson_page(csrf))
+
+
+def summary(request: Request) -> Response:
+    learner = require_learner(request)
+    return JSONResponse(ctx_of(request).lesson.summary(learner))
+
+
+def step_page(request: Request) -> Response:
+    learner = require_learner(request)
+    lesson = ctx_of(request).lesson
+    return JSONResponse(lesson.page(learner, _step(request)))
+
+
+def versions(request: Request) -> Response:
+    learner = require_learner(request)
+    return JSONResponse({"versions": ctx_of(request).lesson.history(learner, _step(request))})
+
+
+def version(request: Request) -> Response:
+    learner = require_learner(request)
+    vid = request.path_params["version"]
+    v = ctx_of(request).store.version(learner.id, vid) if len(vid) <= 64 else None
+    if v is None:
+        raise Problem(404, "no such version of yours.")
+    return JSONResponse({"id": v.id, "step": v.step, "content": v.content, "created": v.created})
+
+
+def queue_position(request: Request) -> Response:
+    learner = require_learner(request)
+    q = ctx_of(request).queue
+    return JSONResponse({"position": q.position(learner.id), "waiting": len(q)})
+
+
+def _step(request: Request) -> Any:
+    try:
+        return ctx_of(request).lesson.step(request.path_params["step"])
+    except NotFound as exc:
+        raise Problem(404, str(exc)) from None
+
+
+async def action(request: Request) -> Response:
+    """POST /api/step/{step}/{action}: save, check, hint, reset, restore."""
+    ctx = ctx_of(request)
+    name = request.path_params["action"]
+    if name not in ("save", "check", "hint", "reset", "restore"):
+        raise Problem(404, f"no action {name[:40]!r}")
+    learner = await run_in_threadpool(require_learner, request)
+    require_csrf(request, ctx.keys().learner_csrf(learner_secret(request)))
+    ex = _step(request)
+    body = await read_json(request, MAX_SAVE_BODY if name == "save" else 4096)
+    try:
+        if name == "check":
+            return await _check(request, learner, ex)
+        return await run_in_threadpool(_change, request, learner, ex, name, body)
+    except BadInput as exc:
+        raise Problem(400, str(exc)) from None
+    except NotFound as exc:
+        raise Problem(404, str(exc)) from None
+
+
+def _change(request: Request, learner: Learner, ex: Any, name: str, body: dict[str, Any]) -> Response:
+    ctx = ctx_of(request)
+    lesson = ctx.lesson
+    if name in ("save", "restore", "reset"):
+        wait = ctx.limits.saves.allow(learner.id)
+        if wait:
+            raise Problem(429, f"You are saving very often: wait {wait:.1f} s (nothing was lost: "
+                               "your text is still in the editor).", {"Retry-After": str(int(wait) + 1)})
+    if name == "save":
+        got = lesson.save(learner, ex, body.get("content"), body.get("base"),
+                          force=body.get("force") is True)
+        if isinstance(got, Conflict):
+            return JSONResponse({"error": f"{ex.file} changed (in another tab or on another computer) "
+                                          "since this page loaded it.",
+                                 "disk_content": got.text, "disk_version": got.version}, status_code=409)
+        ctx.store.record_event(learner.id, EventKind.SAVED.value, {"step": ex.id, "version": got.id})
+        return JSONResponse({"version": got.id, "saved": True})
+    if name == "hint":
+        out = lesson.hint(learner, ex)
+        ctx.store.record_event(learner.id, EventKind.HINT.value, {"step": ex.id})
+        return JSONResponse(out)
+    if name == "reset":
+        out = lesson.reset(learner, ex)
+    else:
+        v = lesson.restore(learner, ex, body.get("version"))
+        out = {"content": v.content, "version": v.id}
+    ctx.store.record_event(learner.id, EventKind.SAVED.value, {"step": ex.id, "version": out["version"]})
+    return JSONResponse(out)
+
+
+async def _check(request: Request, learner: Learner, ex: Any) -> Response:
+    ctx = ctx_of(request)
+    wait = ctx.limits.checks.allow(learner.id)
+    if wait:
+        raise Problem(429, f"You are checking very often: wait {wait:.0f} s and check again "
+                           "(your file is saved).", {"Retry-After": str(int(wait) + 1)})
+    check_request, version_id = await run_in_threadpool(ctx.lesson.check_request, learner, ex)
+    try:
+        future = ctx.queue.submit(check_request)
+    except AlreadyChecking:
+        raise Problem(429, "Your previous check is still running: its result will show here "
+                           "when it is done.") from None
+    waiting = asyncio.wrap_future(future)
+    while True:
+        position = ctx.queue.position(learner.id)
+        ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": position})
+        done, _ = await asyncio.wait({waiting}, timeout=QUEUE_TICK)
+        if done:
+            break
+    result = waiting.result()
+    ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
+
+    def finish() -> dict[str, Any]:
+        answer = ctx.lesson.check_answer(learner, ex, result, version_id)
+        if answer.get("counted"):
+            ctx.store.record_event(learner.id, EventKind.CHECKED.value,
+                                   {"step": ex.id, "status": answer["status"]})
+        else:  # the grader failed: not the learner's check to pay for (CONTRACT §4.4)
+            ctx.limits.checks.refund(learner.id)
+        return answer
+
+    return JSONResponse(await run_in_threadpool(finish))
+
+
+async def events(request: Request) -> Response:
+    ctx = ctx_of(request)
+    learner = await run_in_threadpool(require_learner, request)
+    sub = ctx.live.subscribe(learner.id)
+    if sub is None:
+        raise Problem(503, "too many open pages on this server; retrying soon.", {"Retry-After": "5"})
+    return StreamingResponse(ctx.live.stream(sub, request.is_disconnected),
+                             media_type="text/event-stream; charset=utf-8",
+                             headers={"X-Accel-Buffering": "no"})
+
+
+def widget(request: Request) -> Response:
+    require_learner(request)
+    try:
+        return JSONResponse(widgets_ref.answer(ctx_of(request).lesson, request.path_params["name"],
+                                               dict(request.query_params)))
+    except widgets_ref.WidgetInputError as exc:
+        raise Problem(400, str(exc)) from None
+    except NotFound as exc:
+        raise Problem(404, str(exc)) from None
