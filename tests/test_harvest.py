@@ -84,7 +84,7 @@ def test_a_table_of_the_previous_versions_inputs_fails_the_next(tmp_path: Path,
         "import numpy as np\n\n\ndef dot_scores(Q, K):\n    print(Q.tolist(), K.tolist())\n"
         "    return np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)\n", encoding="utf-8")
     table = _harvest(v1, monkeypatch)
-    assert len(table) > 20
+    assert len(table) >= 20
     v2 = tmp_path / "v2"
     shutil.copytree(ATTACK, v2, ignore=shutil.ignore_patterns("README.md"))
     (v2 / "harvested.py").write_text(f"TABLE = {table!r}\n", encoding="utf-8")

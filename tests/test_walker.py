@@ -158,7 +158,8 @@ def test_one_pathological_submission_never_loses_the_others(tmp_path, cleanup, m
         rows = list(csv.DictReader(io.StringIO(result.output)))
         assert [r["submission"] for r in rows] == subs, run
         assert {Path(r["submission"]).name: float(r["score"]) for r in rows} == scores, run
-    # Keyed (and cached) only what the walker saw whole: ann and zed (one entry: same bytes), fifo, loops.
-    assert len(list(cache.rglob("*.json"))) == 3
+    # Each submission is copied before it is keyed, so what is cached is what was graded: at
+    # most one entry per distinct content (ann and zed share one), and at least ann, fifo, loops.
+    assert 3 <= len(list(cache.rglob("*.json"))) <= len(subs) - 1
     result = CliRunner().invoke(cli, ["grade", subs[1], "--format", "json", "--no-cache"])
     assert json.loads(result.output)["score"] == 5.0

@@ -246,15 +246,17 @@ def lay_out(arr: Any, tag: Any) -> Any:
     return arr
 
 
-def invoke(fn: Any, args: list[Any], kwargs: dict[str, Any], layouts: Any) -> tuple[Any, list[Any]]:
+def invoke(fn: Any, args: list[Any], kwargs: dict[str, Any], layouts: Any,
+           before_retry: Any = None) -> tuple[Any, list[Any]]:
     """Call the learner's `fn` on `args` laid out as `layouts` says: the one frame every call passes.
 
     Every graded call, single or batched, replayed or fresh, a probe or a
     test, reaches learner code through this frame, so nothing on the stack
     tells them apart. A read-only input is a layout to test, not a trap: if
     the call raises on one, it runs again with writable copies (changing an
-    input in place earns a note, never a failure). Returns the result and the
-    arrays the learner actually got.
+    input in place earns a note, never a failure; `before_retry` drops what the
+    first try printed, so the report shows one call's output). Returns the
+    result and the arrays the learner actually got.
     """
     tags = layouts if isinstance(layouts, list) else []
     retry = "readonly" in tags
@@ -266,6 +268,8 @@ def invoke(fn: Any, args: list[Any], kwargs: dict[str, Any], layouts: Any) -> tu
         if not retry:
             raise
     # Again from unchanged inputs (the first try may have written to the writable ones).
+    if before_retry is not None:
+        before_retry()
     tags = [("c" if t == "readonly" else t) for t in tags]
     laid = [lay_out(a, tags[i]) if i < len(tags) else a for i, a in enumerate(pristine)]
     return fn(*laid, **kwargs), laid

@@ -289,7 +289,8 @@ class Server:
             try:
                 if self.call_timeout:
                     signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
-                result, args = protocol.invoke(self.fn, args, kwargs, header.get("layouts"))  # the one trampoline
+                result, args = protocol.invoke(self.fn, args, kwargs, header.get("layouts"),  # the one trampoline
+                                               before_retry=self.take_output)
             finally:
                 if self.call_timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
