@@ -140,19 +140,24 @@ def read_regular_file(path: str, limit: int) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
+        return read_fd(fd, limit)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int, limit: int) -> bytes | None:
+    """At most `limit` bytes from `fd`, or None when it holds more (sizes are counted, not trusted)."""
+    chunks, left = [], limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
+    return data if len(data) <= limit else None
 
 
 # ------------------------------------------------------------ the sandbox's view
@@ -334,5 +339,5 @@ def remote_payload(root: str | os.PathLike[str], *, max_file_bytes: int = MAX_FI
             "incomplete": listing.incomplete}
 
 
-__all__ = ["SKIP_DIRS", "Entry", "EntryKind", "Walk", "copy_submission", "digest", "read_regular_file",
+__all__ = ["SKIP_DIRS", "Entry", "EntryKind", "Walk", "copy_submission", "digest", "read_fd", "read_regular_file",
            "remote_payload", "sandbox_files", "top_level_entry", "walk", "write_files"]

@@ -112,20 +112,14 @@ def read_private(path: Path, limit: int = 64 << 20) -> bytes | None:
     fd = open_private(path)
     if fd is None:
         return None
+    from attn_practice.grader.sandbox.submission import read_fd
+
     try:
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        return read_fd(fd, limit)
     except OSError:
         return None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
-    return data if len(data) <= limit else None
 
 
 __all__ = ["PrivateDirError", "PrivateDirUnavailable", "check_private", "open_private", "private_dir", "read_private"]
