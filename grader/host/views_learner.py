@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
-from attn_practice.grader.host import pages, widgets_ref
+from attn_practice.grader.host import pages, widgets_hosted
 from attn_practice.grader.host.checks.queue import AlreadyChecking
 from attn_practice.grader.host.lesson import BadInput, Conflict, EventKind, NotFound
 from attn_practice.grader.host.session import (
@@ -181,11 +181,14 @@ async def events(request: Request) -> Response:
 
 
 def widget(request: Request) -> Response:
-    require_learner(request)
+    learner = require_learner(request)
+    ctx = ctx_of(request)
     try:
-        return JSONResponse(widgets_ref.answer(ctx_of(request).lesson, request.path_params["name"],
-                                               dict(request.query_params)))
-    except widgets_ref.WidgetInputError as exc:
+        return JSONResponse(widgets_hosted.answer(ctx.lesson, ctx.runner, learner,
+                                               request.path_params["name"], dict(request.query_params)))
+    except widgets_hosted.WidgetInputError as exc:
         raise Problem(400, str(exc)) from None
+    except widgets_hosted.WidgetBusy as exc:
+        raise Problem(429, str(exc), {"Retry-After": "1"}) from None
     except NotFound as exc:
         raise Problem(404, str(exc)) from None

@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from attn_practice import __version__
 from attn_practice.grader.engine.engine import RunOptions
-from attn_practice.grader.host.checks import work
+from attn_practice.grader.host.checks import widget_work, work
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
 
 ATTEMPTS = 2
@@ -42,6 +42,9 @@ class LocalCheckRunner:
         self._closed = False
         self._pool: ProcessPoolExecutor | None = None
         self._pool = self._new_pool()
+        # widget jobs share the workers with checks, but at most this many at once: a check
+        # waits behind at most one widget call (bounded by its timeout), never behind a flood
+        self._widget_slots = threading.BoundedSemaphore(max(1, self.capacity // 2))
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.capacity, mp_context=multiprocessing.get_context("spawn"),
@@ -73,6 +76,34 @@ class LocalCheckRunner:
             except Exception as exc:  # noqa: BLE001 - the grader failing is said as such
                 last = f"{type(exc).__name__}: {exc}"
         return grader_failed(request.step, last)
+
+    def widget(self, name: str, params: tuple, files: dict[str, str], timeout: float) -> dict:
+        """A widget's data computed in a check worker on the learner's `files` (`widget_work`).
+
+        Blocks up to `timeout` (for a slot, then for the answer): raises TimeoutError when
+        it did not come, RuntimeError when the pool is stopping or broke.
+        """
+        if not self._widget_slots.acquire(timeout=timeout):
+            raise TimeoutError("the checking workers are busy")
+        with self._lock:
+            pool = None if self._closed else self._pool
+        if pool is None:
+            self._widget_slots.release()
+            raise RuntimeError("the server is stopping")
+        try:
+            future = pool.submit(widget_work.widget_files, name, tuple(params), dict(files))
+        except Exception:
+            self._widget_slots.release()
+            raise
+        future.add_done_callback(lambda _: self._widget_slots.release())  # held until it ends
+        try:
+            return future.result(timeout=timeout)
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool and not self._closed:
+                    pool.shutdown(wait=False, cancel_futures=False)
+                    self._pool = self._new_pool()
+            raise RuntimeError("a checking worker died") from None
 
     def ready(self) -> bool:
         return not self._closed and self._pool is not None

@@ -54,9 +54,15 @@ RECYCLE_AFTER = 500
 class LearnerFunctions:
     """The learner's step functions, each in its own sandbox, kept warm between calls."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, *, launcher: Any = None, files: dict[str, bytes] | None = None,
+                 limits: Any = None):
+        """`launcher`, when given, is borrowed (a check worker's; `close` leaves it open);
+        `files` hands the sandbox the step files' bytes instead of reading `root` (hosted)."""
         self.root = root
-        self._launcher: Any = None
+        self._launcher: Any = launcher
+        self._borrowed = launcher is not None
+        self._files = files
+        self._limits = limits
         self._learners: dict[str, tuple[Any, Any]] = {}
         self._calls: dict[str, int] = {}
         self.closed = False
@@ -78,7 +84,8 @@ class LearnerFunctions:
         if self._launcher is None:
             self._launcher = Launcher()
         learner = Learner(self._launcher, self.root, step_id=ex.id, module=ex.module,
-                          function=ex.function, params=ex.params, limits=Limits())
+                          function=ex.function, params=ex.params, limits=self._limits or Limits(),
+                          files=self._files)
         self._learners[ex.id] = (sig, learner)
         return learner
 
@@ -140,7 +147,7 @@ class LearnerFunctions:
         for _, learner in self._learners.values():
             learner.close()
         self._learners.clear()
-        if self._launcher is not None:
+        if self._launcher is not None and not self._borrowed:
             self._launcher.close()
             self._launcher = None
 

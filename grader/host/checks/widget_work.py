@@ -1,0 +1,98 @@
+"""The worker side of a hosted widget: a learner's files in, serve's widget data out.
+
+Runs in a check worker process (never the server): the learner's latest
+saved files are handed, as bytes, to sandboxes started by this worker's
+engine launcher (the same way `work.check_files` hands them to a check), and
+`teaching.web.widgets` computes the widget stage by stage with the learner's
+own functions, the reference beside any stage that departs, exactly as under
+`serve`. The server adds the label (`widgets.label`, pure data).
+
+Each worker keeps the sandboxes of the last few learners' file sets (keyed by
+the files' hash) and a small cache of answers keyed by (files' hash, widget,
+parameters): a slider dragged back and forth costs nothing the second time.
+Calls into learner code are bounded by `WIDGET_LIMITS` (a short per-call
+time limit): an infinite loop costs one call's timeout, then that step's
+sandbox answers at once with the same failure.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections import OrderedDict
+from typing import Any
+
+from attn_practice.grader.catalog import resolve_step
+from attn_practice.grader.host.checks import work
+from attn_practice.grader.sandbox.launcher import Limits
+
+#: a widget call is interactive: one second per call into the learner's code, not a check's budget
+WIDGET_LIMITS = Limits(call_timeout=1.0, load_timeout=5.0, step_timeout=10.0, cpu=30)
+KEEP_LEARNERS = 3
+KEEP_ANSWERS = 64
+CORE = ("step1", "step2", "step3", "step4", "step5")
+
+
+class Widget(str, enum.Enum):
+    HEATMAP = "heatmap"
+    EXAMPLE = "example"
+    SCALE = "scale"
+
+
+_functions: OrderedDict[str, Any] = OrderedDict()
+_answers: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+
+
+def files_hash(files: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].encode("utf-8") + b"\0")
+    return h.hexdigest()
+
+
+def _learner_functions(key: str, files: dict[str, str]) -> Any:
+    from attn_practice.grader.teaching.web.widgets import LearnerFunctions
+
+    fns = _functions.get(key)
+    if fns is not None:
+        _functions.move_to_end(key)
+        return fns
+    while len(_functions) >= KEEP_LEARNERS:
+        _, old = _functions.popitem(last=False)
+        old.close()  # its sandboxes; the engine's launcher is only borrowed
+    data = {name: text.encode("utf-8") for name, text in files.items()}
+    fns = LearnerFunctions(work.SUBMISSION, launcher=work.engine().launcher, files=data,
+                           limits=WIDGET_LIMITS)
+    fns.prepare([(resolve_step(s), key) for s in CORE])  # the five load side by side
+    _functions[key] = fns
+    return fns
+
+
+def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> dict[str, Any]:
+    """Widget `name` with `params` on the learner's `files`: serve's data (stages, no label yet)."""
+    from attn_practice.grader.teaching import explore
+    from attn_practice.grader.teaching.web import widgets
+
+    kind = Widget(name)
+    key = files_hash(files)
+    cache_key = (key, kind.value, params)
+    if cache_key in _answers:
+        _answers.move_to_end(cache_key)
+        return _answers[cache_key]
+    fns = _learner_functions(key, files)
+
+    def compute(step_id: str, *args: Any) -> Any:
+        return fns(resolve_step(step_id), key, *args)
+
+    if kind is Widget.HEATMAP:
+        s = explore.load_sentence()
+        data = {**widgets.heatmap(compute, s.tokens, s.queries, s.keys), "sentence": s.text}
+    elif kind is Widget.EXAMPLE:
+        ex = explore.build_example(*params)  # validated by the server already
+        data = widgets.example(compute, ex.q, ex.keys, ex.values)
+    else:
+        data = widgets.scale(compute, int(params[0]))
+    _answers[cache_key] = data
+    while len(_answers) > KEEP_ANSWERS:
+        _answers.popitem(last=False)
+    return data

@@ -1,0 +1,99 @@
+"""`attn-practice host`'s three widgets on each learner's own code, computed in the check workers.
+
+The hosted page's widgets answer as `serve`'s do: every stage by the learner's
+own functions (in sandboxes started by a check worker, never the server),
+the reference beside a stage that departs, and a label built from the
+stages that names whose functions made the numbers and why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_host_support import hosted_class, implementation
+
+from attn_practice.grader.teaching import explore
+from attn_practice.reference import attention as reference
+
+pytestmark = pytest.mark.slow
+
+CORRECT = {"step1": "correct_einsum", "step2": "correct_np_sqrt", "step4": "correct_einsum",
+           "step5": "correct_einsum"}
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory):
+    with hosted_class(tmp_path_factory.mktemp("class")) as h:
+        yield h
+
+
+def learner_with_step3(hosted, name: str, step3: str):
+    b = hosted.browser().join(name)
+    for step, impl in CORRECT.items():
+        assert b.save(step, implementation(step, impl)).status_code == 200
+    assert b.save("step3", step3).status_code == 200
+    return b
+
+
+def stage(out, name):
+    return next(s for s in out["stages"] if s["stage"] == name)
+
+
+def test_a_wrong_softmax_shows_the_learners_own_numbers_and_the_first_departing_stage(hosted):
+    b = learner_with_step3(hosted, "WrongAxis", implementation("step3", "wrong_softmax_wrong_axis"))
+    heat = b.client.get("/api/widget/heatmap").json()
+    s = explore.load_sentence()
+    ref = reference.softmax(reference.scale_scores(reference.dot_scores(s.queries, s.keys),
+                                                   s.queries.shape[-1]))
+    weights = stage(heat, "weights")
+    assert weights["source"] == "yours" and weights["differs"] and weights["first"]
+    # the learner's numbers (the heatmap's output is the weight matrix), the reference's beside
+    assert not np.allclose(heat["weights"], ref, atol=1e-3)
+    assert np.allclose(heat["reference_weights"], ref, atol=1e-3)
+    assert not stage(heat, "scores")["differs"] and not stage(heat, "scores")["first"]
+    assert heat["source"] == "yours" and heat["first"] == "weights"
+    assert heat["label"].startswith("Computed with your code: your steps 1, 2, 3, 4, 5.")
+    assert "first stage that departs from the reference: weights (step 3)" in heat["label"]
+    assert heat["sentence"] == s.text
+    ex = b.client.get("/api/widget/example", params={"q": "1,0,1,0"}).json()
+    assert ex["first"] == "weights" and ex["source"] == "yours"
+    sc = b.client.get("/api/widget/scale", params={"d_k": "16"}).json()
+    assert sc["d_k"] == 16 and sc["reference_numbers"] is not None and 3 in sc["yours"]
+
+
+def test_a_softmax_that_raises_is_replaced_by_the_reference_and_the_label_says_why(hosted):
+    b = learner_with_step3(hosted, "Raises", "def softmax(x, axis=-1):\n    raise ValueError('no')\n")
+    heat = b.client.get("/api/widget/heatmap").json()
+    weights = stage(heat, "weights")
+    assert weights["source"] == "reference" and "raises" in weights["why"]
+    assert heat["source"] == "mixed" and heat["reference"] == [3]
+    assert "the reference softmax (step 3), because your step 3 raises on this input" in heat["label"]
+    assert "your steps 1, 2, 4, 5" in heat["label"]
+
+
+def test_an_untouched_workspace_says_the_reference_computed_it(hosted):
+    b = hosted.browser().join("Stub")
+    heat = b.client.get("/api/widget/heatmap").json()
+    assert heat["source"] == "reference" and heat["yours"] == []
+    assert heat["label"].startswith("Computed with the reference:")
+    assert "not written yet" in heat["label"]
+
+
+def test_an_infinite_loop_costs_only_that_learners_widget_call(hosted):
+    b = learner_with_step3(hosted, "Loops", "def softmax(x, axis=-1):\n    while True:\n        pass\n")
+    heat = b.client.get("/api/widget/heatmap").json()
+    weights = stage(heat, "weights")
+    assert weights["source"] == "reference" and "timed out" in weights["why"]
+    other = learner_with_step3(hosted, "Next", implementation("step3", "correct_max_shift"))
+    out = other.client.get("/api/widget/heatmap").json()
+    assert out["source"] == "yours" and out["first"] is None
+    r = other.check("step1")  # checks still run in the same workers
+    assert r.status_code == 200 and r.json()["passed"], r.text
+
+
+def test_the_stale_steps_are_named(hosted):
+    b = learner_with_step3(hosted, "Stale", implementation("step3", "correct_max_shift"))
+    assert b.check("step1").json()["passed"]
+    assert b.save("step1", implementation("step1", "correct_triple_loop")).status_code == 200
+    heat = b.client.get("/api/widget/heatmap").json()
+    assert heat["stale"] == ["step1"] and "changed since the last check" in heat["label"]
