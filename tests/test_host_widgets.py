@@ -97,3 +97,14 @@ def test_the_stale_steps_are_named(hosted):
     assert b.save("step1", implementation("step1", "correct_triple_loop")).status_code == 200
     heat = b.client.get("/api/widget/heatmap").json()
     assert heat["stale"] == ["step1"] and "changed since the last check" in heat["label"]
+
+
+def test_a_runner_without_widgets_gives_the_reference_and_says_why(hosted):
+    """The Dask runner computes no widgets: the reference's numbers, labelled as such."""
+    from attn_practice.grader.host import widgets_hosted
+
+    b = hosted.browser().join("OnDask")
+    learner = next(x for x in hosted.ctx.store.learners() if x.display_name == "OnDask")
+    out = widgets_hosted.answer(hosted.ctx.lesson, object(), learner, "scale", {"d_k": "8"})
+    assert out["source"] == "reference" and "Dask" in out["label"] and out["d_k"] == 8
+    assert b.client.get("/api/widget/scale", params={"d_k": "8"}).json()["source"] == "reference"

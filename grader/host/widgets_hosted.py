@@ -128,8 +128,8 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
         except (TimeoutError, concurrent.futures.TimeoutError):
             why = f"the widget took longer than {WIDGET_TIMEOUT:g} s on your code"
             return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
-        except RuntimeError as exc:
-            why = f"the checking workers could not compute it ({exc})"
+        except Exception as exc:  # noqa: BLE001 - the worker failing is said beside the numbers
+            why = f"the checking workers could not compute it ({str(exc)[:120]})"
             return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
     finally:
         lock.release()
