@@ -108,3 +108,19 @@ def test_a_runner_without_widgets_gives_the_reference_and_says_why(hosted):
     out = widgets_hosted.answer(hosted.ctx.lesson, object(), learner, "scale", {"d_k": "8"})
     assert out["source"] == "reference" and "Dask" in out["label"] and out["d_k"] == 8
     assert b.client.get("/api/widget/scale", params={"d_k": "8"}).json()["source"] == "reference"
+
+
+def test_a_looping_widget_call_in_flight_does_not_stop_another_learners_check(hosted):
+    import threading
+
+    looping = learner_with_step3(hosted, "LoopsAgain",
+                                 "def softmax(x, axis=-1):\n    while 1:\n        x = x + 0\n")
+    checker = learner_with_step3(hosted, "Checker", implementation("step3", "correct_max_shift"))
+    got: dict[str, object] = {}
+    t = threading.Thread(target=lambda: got.update(
+        heat=looping.client.get("/api/widget/heatmap").json()))
+    t.start()
+    r = checker.check("step3")
+    t.join()
+    assert r.status_code == 200 and r.json()["passed"], r.text
+    assert got["heat"]["reference"] == [3] and "timed out" in got["heat"]["label"]
