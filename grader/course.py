@@ -10,6 +10,7 @@ Example:
     shrink: true                 # report Hypothesis-shrunk failing inputs (slower; default false)
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
     secret_env: MY_COURSE_SECRET     # grade's examples come from this env variable's secret
+    student_id: true                 # `host` asks each learner for a student id on joining
 
 What a course counts (CONTRACT §4.1) is decided here, once, by `Course.apply`:
 every report of one course gets the same counted steps and the same
@@ -38,7 +39,7 @@ from attn_practice.grader.catalog import Exercise, UnknownStep, load_catalog, re
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
 KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name", "secret_env",
-        "memory_mb"}
+        "memory_mb", "student_id"}
 #: Sane ranges: a call timeout beyond a minute would let one submission hold a
 #: Gradescope run past its 10-minute limit; points beyond 1000 are a typo.
 TIMEOUT_RANGE = (0.05, 60.0)
@@ -104,6 +105,7 @@ class Course:
     name: str = ""
     secret_env: str = DEFAULT_SECRET_ENV  # the variable `grade` reads its secret from (§4.3)
     memory_mb: int | None = None  # memory per sandbox (None: the engine's default)
+    student_id: bool = False  # `host` asks each learner for a student id on joining
 
     # -- what the course counts (CONTRACT §4.1) ----------------------------------
     def counted_steps(self) -> tuple[Exercise, ...]:
@@ -228,6 +230,9 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     shrink = data.get("shrink", False)
     if not isinstance(shrink, bool):
         raise fail("shrink", f"expected true or false, got {shrink!r}")
+    student_id = data.get("student_id", False)
+    if not isinstance(student_id, bool):
+        raise fail("student_id", f"expected true or false, got {student_id!r}")
     name = data.get("name", "")
     if not isinstance(name, str):
         raise fail("name", f"expected a text, got {name!r}")
@@ -241,7 +246,7 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     course = Course(path=path, steps=steps, points=points, timeouts=timeouts,
                     max_examples=max_examples, shrink=shrink, extra_suites=tuple(suites),
                     fingerprint=_fingerprint(text, suites), name=name, secret_env=secret_env,
-                    memory_mb=memory_mb)
+                    memory_mb=memory_mb, student_id=student_id)
     if check_suites and suites:
         from attn_practice.grader.staff.private_suites import check_suites as _check
 

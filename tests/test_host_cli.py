@@ -236,3 +236,25 @@ def test_unusable_parts_are_said_plainly_not_as_bugs(tmp_path):
     assert r.returncode == 2 and "course.yaml" in r.stderr and "bug" not in r.stderr
     r = run("host", "backup", str(tmp_path / "missing"), str(tmp_path / "x"))
     assert r.returncode == 2
+
+
+def test_a_course_that_asks_for_student_ids_gets_them_on_joining(tmp_path):
+    """`student_id: true` in the course file makes the join form ask for (and require) one."""
+    course = tmp_path / "course.yaml"
+    course.write_text("steps: [step1, step2, step3, step4, step5]\nstudent_id: true\n", encoding="utf-8")
+    proc = HostProcess(tmp_path / "class", "--course", str(course))
+    try:
+        c = proc.client()
+        page = c.get(f"/join/{proc.join_code}")
+        assert 'name="student_id"' in page.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        refused = c.post(f"/join/{proc.join_code}", data={"csrf": csrf, "display_name": "Ann"})
+        assert 'id="resume-link"' not in refused.text  # no id, no learner
+        csrf = re.search(r'name="csrf" value="([^"]+)"', refused.text or page.text)
+        csrf = csrf.group(1) if csrf else re.search(r'name="csrf" value="([^"]+)"',
+                                                     c.get(f"/join/{proc.join_code}").text).group(1)
+        joined = c.post(f"/join/{proc.join_code}",
+                        data={"csrf": csrf, "display_name": "Ann", "student_id": "s1234"})
+        assert 'id="resume-link"' in joined.text
+    finally:
+        proc.stop()

@@ -121,7 +121,7 @@ def test_a_widget_sandbox_is_replaced_after_many_calls(tmp_path, monkeypatch):
 
 
 def test_the_older_label_form_still_answers_for_reference_only_callers():
-    """`host` computes its widgets by the reference: label(False, problems) and by_reference(ex)."""
+    """The reference-only path (a runner without widgets, such as Dask): label(False, problems) and by_reference(ex)."""
     from attn_practice.grader.catalog import resolve_step
 
     def compute(step_id, *args):

@@ -84,7 +84,10 @@ class HostedClass:
             self.sock.close()
             raise
         try:
-            ensure_class_settings(self.store, ask_student_id=config.ask_student_id)
+            ask = config.ask_student_id  # the flag wins; else the course file's `student_id: true`
+            if ask is None and course is not None and course.student_id:
+                ask = True
+            ensure_class_settings(self.store, ask_student_id=ask)
             if config.course is not None:
                 self.store.set_setting("course_path", str(config.course.resolve()))
             runner = open_runner(config.dask, host_options(course), config.jobs)

@@ -37,6 +37,9 @@ points:
 # Memory per sandbox in MiB (128 to 4096; default 1024).
 # memory_mb: 1024
 
+# `attn-practice host` asks each learner for a student id on joining.
+# student_id: true
+
 # Generated examples per hidden test (1 to 2000; more is stricter and slower).
 max_examples: 40
 
