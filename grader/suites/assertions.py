@@ -198,6 +198,30 @@ class StepContext:
         low = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
         return self.exercise.tolerance("float32" if low else "float64")
 
+    def float32_slack(self, args: Sequence[Any], kwargs: dict[str, Any], expected: np.ndarray) -> float:
+        """What a float32 computation of the reference itself misses by, on these very inputs (x4).
+
+        The step's float32 tolerance is measured on typical inputs; a long reduction
+        (d_k = 4096, scores in the hundreds) rounds more. Judging a float32 answer
+        against the reference computed in float32 too keeps every correct float32
+        implementation passing, whatever its summation order, while an answer off by
+        a fixed amount still fails wherever float32 is accurate (most inputs).
+        """
+        if not any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args):
+            return 0.0
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            with np.errstate(all="ignore"):
+                low = np.asarray(self.reference(*copies, **kwargs), dtype=np.float64)
+        except Exception:  # noqa: BLE001 - no float32 reading: the measured tolerance alone
+            return 0.0
+        if low.shape != expected.shape:
+            return 0.0
+        with np.errstate(all="ignore"):
+            miss = np.abs(low - expected)
+        finite = miss[np.isfinite(miss)]
+        return 4.0 * float(finite.max()) if finite.size else 0.0
+
     def repro(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
         return repro_line(self.exercise.function, self.exercise.params, tuple(args), kwargs)
 
@@ -232,6 +256,7 @@ class StepContext:
                 return ""
             tol = self.tolerance(args)
             bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
+            bound = bound + self.float32_slack(args, kwargs, expected)
             with np.errstate(all="ignore"):
                 right = bool(np.all((np.abs(plain - expected) <= bound) | (plain == expected)))
             return layout_note(self.exercise.params, tags) if right else ""
@@ -260,6 +285,8 @@ class StepContext:
             ))
         tol = self.tolerance(args)
         bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
+        slack = self.float32_slack(args, kwargs, expected)
+        bound = bound + slack
         with np.errstate(all="ignore"):
             err = np.abs(got - expected)
         exact_zero = expected == 0
@@ -294,7 +321,9 @@ class StepContext:
             details=(
                 f"worst element {idx}: got {g!r}, expected {e!r}\n"
                 f"absolute error {abs_err:.3g}, relative error {rel:.3g}; allowed "
-                f"|got - expected| <= atol + rtol*|expected| with atol={tol.atol:g}, rtol={tol.rtol:g}\n"
+                f"|got - expected| <= atol + rtol*|expected| with atol={tol.atol:g}, rtol={tol.rtol:g}"
+                + (f", plus {slack:.3g} (four times what float32 rounding of the reference misses "
+                   "by on this input)" if slack else "") + "\n"
                 + self._inputs_and_arrays(args, got, expected)
             ),
             repro=self.repro(args, kwargs),
