@@ -185,12 +185,14 @@ def leftovers(before: set[int], zygote: int | None, *, wait: float = 2.0) -> lis
         time.sleep(0.05)
 
 
-def kernel_objects(jail: dict[str, Any]) -> set[str]:
+def kernel_objects(jail: dict[str, Any], uids: set[int] | None = None) -> set[str]:
     """What a sandbox could leave behind besides processes and files of the package.
 
     SysV IPC objects visible here (as an ordinary user the fork server shares
     our IPC namespace), keys of sandbox uids (`/proc/key-users` is global),
-    sandbox temp folders in the fork server's root, and its cgroups.
+    sandbox temp folders in the fork server's root, and its cgroups. With `uids`, keys
+    count only for those sandbox uids (the ones our launcher used): other graders on a
+    busy machine have sandboxes of their own.
     """
     out: set[str] = set()
     for kind in ("shm", "msg", "sem"):
@@ -204,7 +206,7 @@ def kernel_objects(jail: dict[str, Any]) -> set[str]:
         with open("/proc/key-users") as f:
             for line in f:
                 uid = int(line.split(":")[0])
-                if uid >= SANDBOX_UID_BASE:
+                if uid >= SANDBOX_UID_BASE and (uids is None or uid in uids):
                     out.add(f"keys of sandbox uid {uid}")
     except (OSError, ValueError):
         pass
@@ -216,11 +218,12 @@ def kernel_objects(jail: dict[str, Any]) -> set[str]:
     return out
 
 
-def new_kernel_objects(before: set[str], jail: dict[str, Any], *, wait: float = 2.0) -> list[str]:
+def new_kernel_objects(before: set[str], jail: dict[str, Any], *, wait: float = 10.0,
+                       uids: set[int] | None = None) -> list[str]:
     """`kernel_objects` that were not there before (given a moment for the kernel to collect keys)."""
     deadline = time.monotonic() + wait
     while True:
-        new = sorted(kernel_objects(jail) - before)
+        new = sorted(kernel_objects(jail, uids) - before)
         if not new or time.monotonic() > deadline:
             return new
         time.sleep(0.05)
@@ -365,7 +368,7 @@ def test_attack(name: str, engine: Engine, jail: dict[str, Any], control: Any,
     assert elapsed < 60, f"{name} took {elapsed:.0f} s"
     # Nothing left behind, nothing written where it should not be.
     assert leftovers(before, engine.launcher.pid) == []
-    assert new_kernel_objects(objects_before, jail) == [], "left behind"
+    assert new_kernel_objects(objects_before, jail, uids=engine.launcher.sandbox_uids) == [], "left behind"
     assert digest(sub) == submission_before, "the submission folder changed"
     assert package_changes(package_before, PACKAGE) == []
     for marker in spec.get("marker_files", []):
@@ -446,7 +449,8 @@ _RUNNER = textwrap.dedent('''
             before = set(T._processes())
             objects = T.kernel_objects(out["jail"])
             out["grades"][name] = json.loads(e.grade(T.SUBMISSIONS / name).to_json())
-            out["leftovers"][name] = T.leftovers(before, e.launcher.pid) + T.new_kernel_objects(objects, out["jail"])
+            out["leftovers"][name] = T.leftovers(before, e.launcher.pid) + T.new_kernel_objects(
+                objects, out["jail"], uids=e.launcher.sandbox_uids)
             marker = spec.get("marker_env")
             out["markers"][name] = [m for m in spec.get("marker_files", []) if os.path.exists(m)] + (
                 [marker] if marker and marker in os.environ else [])

@@ -96,6 +96,8 @@ class Launcher:
         self._root: Path | None = None
         self._lock = threading.RLock()
         self._uids: dict[int, int] = {}  # live sandbox pid -> its uid (as root)
+        #: every uid this launcher gave a sandbox (as root): what it may have left keys under
+        self.sandbox_uids: set[int] = set()
         self._baseline: dict[str, Any] | None = None  # the zygote as it served its first spawn
 
     @property
@@ -163,6 +165,7 @@ class Launcher:
             uid = None
             if os.geteuid() == 0:
                 uid = SANDBOX_UID_BASE + random.SystemRandom().randrange(100_000_000)
+                self.sandbox_uids.add(uid)
                 os.chmod(tmp, 0o711)
             self.warm()
             req = {
