@@ -101,6 +101,26 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, *, mode: int |
         os.close(fd)
 
 
+def output_problem(path: Path) -> str | None:
+    """Why `write_output(path, ...)` could not succeed, or None: checked before work is done for it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return f"{path} is a folder; give a file name"
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return None  # /dev/stdout, a pipe: written in place
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"{path}: the folder {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK) or (st is not None and not os.access(path, os.W_OK)):
+        return f"{path}: not writable (check the permissions of {parent})"
+    return None
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

@@ -36,29 +36,6 @@ if TYPE_CHECKING:
     from attn_practice.grader.results import GradeReport
 
 
-def check_out(out: Path | None) -> None:
-    """Refuse an `--out` that cannot be written before grading a class into it (exit 2)."""
-    if out is None:
-        return
-    import stat
-
-    try:
-        st = os.stat(out)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise Problem(f"--out {out}: {exc.strerror or exc}") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise Problem(f"--out {out} is a folder; give a file name")
-    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        return  # /dev/stdout, a pipe: written in place
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise Problem(f"--out {out}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (st is not None and not os.access(out, os.W_OK)):
-        raise Problem(f"--out {out}: not writable (check the permissions of {parent})")
-
-
 # ------------------------------------------------------------------ grade
 FORMAT_CHOICES = ["rich", "json", "junit", "gradescope", "github", "csv", "html"]
 #: Formats whose consumer reads one submission's result (one results.json, one runner).
@@ -126,7 +103,10 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
                       "--format json, csv or junit for a class")
     if fmt == "html" and out is None and sys.stdout.isatty():  # refuse before grading, not after
         raise Problem("an HTML page is not for a terminal: give --out FILE.html.")
-    check_out(out)
+    from attn_practice.grader.atomic import output_problem
+
+    if out is not None and (why := output_problem(out)):  # refused before grading a class into it
+        raise Problem(f"--out {why}")
     # Importing the private suites must not leave __pycache__ beside them (often the cwd);
     # spawned workers inherit the setting through the environment.
     sys.dont_write_bytecode = True

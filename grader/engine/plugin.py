@@ -33,9 +33,13 @@ class _SuitePlugin:
 
     def __init__(self, contexts: dict[str, StepContext], replay: Any = None,
                  shrink: bool = True):
-        self.contexts = contexts
         self.replay = replay
         self.shrink = shrink
+        self.begin(contexts)
+
+    def begin(self, contexts: dict[str, StepContext]) -> None:
+        """Start one submission's run: its contexts, no outcomes or failures of another's."""
+        self.contexts = contexts
         self.outcomes: dict[str, list[TestResult]] = {k: [] for k in contexts}
         #: (elements, rank) of the input each failed test failed on, by id(TestResult).
         self.sizes: dict[int, tuple[int, int]] = {}

@@ -80,9 +80,7 @@ class SuiteSession:
         """The outcomes of the collected tests of `contexts`' steps, as `run_suites` returns them."""
         assert self.config is not None and self.session is not None
         plugin = self.plugin
-        plugin.contexts = contexts
-        plugin.outcomes = {k: [] for k in contexts}
-        plugin.sizes, plugin.inputs, plugin._noted = {}, {}, {}  # one submission's failures only
+        plugin.begin(contexts)  # one submission's outcomes and failures only
         items = [item for item in self.items if _step_of(item) in contexts]
         hook = self.config.hook
         try:
