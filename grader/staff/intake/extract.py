@@ -16,6 +16,7 @@ called `Q`. Everything else (prints, plots, test calls) is left out.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,10 +35,29 @@ class _Stmt:
     order: int
     where: str
     node: ast.stmt
-    text: str
+    lines: tuple[str, ...]
     binds: frozenset[str]
-    now: frozenset[str]  # names evaluated when the statement runs
-    later: frozenset[str]  # names a function body looks up when called
+
+    # Worked out only when a function is taken (`extract`): a folder of plain step files is
+    # parsed only to see what each defines, and a class of thousands must not wait on this.
+    @functools.cached_property
+    def text(self) -> str:
+        return _text(self.lines, self.node)
+
+    @functools.cached_property
+    def _names(self) -> tuple[frozenset[str], frozenset[str]]:
+        now, later = _uses(self.node)
+        return frozenset(now), frozenset(later)
+
+    @property
+    def now(self) -> frozenset[str]:
+        """Names evaluated when the statement runs."""
+        return self._names[0]
+
+    @property
+    def later(self) -> frozenset[str]:
+        """Names a function body looks up when called."""
+        return self._names[1]
 
 
 @dataclass
@@ -55,11 +75,9 @@ def parse(chunks: Sequence[Chunk]) -> Parsed:
             line = getattr(exc, "lineno", None)
             out.unparsable.append((chunk, f"line {line}: {getattr(exc, 'msg', exc)}" if line else str(exc)))
             continue
-        lines = chunk.source.splitlines(keepends=True)
+        lines = tuple(chunk.source.splitlines(keepends=True))
         for node in tree.body:
-            now, later = _uses(node)
-            out.statements.append(_Stmt(len(out.statements), chunk.where, node, _text(lines, node),
-                                        frozenset(_binds(node)), frozenset(now), frozenset(later)))
+            out.statements.append(_Stmt(len(out.statements), chunk.where, node, lines, frozenset(_binds(node))))
     return out
 
 
@@ -129,7 +147,7 @@ def _last_binder(statements: Sequence[_Stmt], name: str, before: int) -> _Stmt |
     return None
 
 
-def _text(lines: list[str], node: ast.stmt) -> str:
+def _text(lines: Sequence[str], node: ast.stmt) -> str:
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno, *(d.lineno for d in decorators)])
     col = 0 if decorators else node.col_offset
