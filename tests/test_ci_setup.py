@@ -311,13 +311,26 @@ def test_run_autograder_passes_arguments_and_keeps_results(tmp_path):
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
 def test_run_autograder_writes_results_when_grader_crashes(tmp_path):
     results = tmp_path / "autograder" / "results" / "results.json"
-    for body in ("echo boom >&2; exit 3",
-                 'echo \'{"score": 99, "tests": []}\' > "$6"; exit 3'):  # a file it left: not trusted
+    for body, status in (("echo boom >&2; exit 3", "status 3"),  # failed before writing anything
+                         ('echo \'{"score": 99, "tests": []}\' > "$6"; exit 2', "status 2"),  # not trusted
+                         ("exit 137", "ran out of time")):
         _fake_grader(tmp_path / "bin", body)
         proc = _run_autograder(tmp_path, tmp_path / "bin")
         assert proc.returncode == 0
         data = json.loads(results.read_text())
-        assert data["score"] == 0 and "status 3" in data["output"]
+        assert data["score"] == 0 and status in data["output"] and "not a verdict" in data["output"]
+        assert "autograder output" in data["output"]  # where staff read why; stderr never shown to students
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash")
+def test_run_autograder_keeps_the_report_of_a_grade_that_failed_only_in_part(tmp_path):
+    """Exit 3 after the report was written (CONTRACT 4.4): the steps graded stand, the file says which did not."""
+    results = tmp_path / "autograder" / "results" / "results.json"
+    _fake_grader(tmp_path / "bin", 'echo \'{"score": 4, "output": "failed on step2", "tests": []}\' > "$6"; exit 3')
+    proc = _run_autograder(tmp_path, tmp_path / "bin")
+    assert proc.returncode == 0
+    assert json.loads(results.read_text()) == {"score": 4, "output": "failed on step2", "tests": []}
+    assert "results.json says which steps" in proc.stdout
 
 
 # -- the Click group ---------------------------------------------------------------------
@@ -515,3 +528,21 @@ def test_gradescope_bundle_installs_and_grades_from_a_fresh_environment(tmp_path
     assert "Scores of the instructor's own example" in by_number["1"]["output"] or \
         "42" in by_number["1"]["output"]
     assert results["hostile"]["score"] == 2.0  # only step5 of attack_exit_import is right
+
+
+def test_the_bundled_wheel_keeps_its_dependencies_when_run_beside_a_build_leftover(tmp_path):
+    """From a source checkout, a stale `attn_practice.egg-info` in the cwd shadows the install
+    (`sys.path[0]` is the cwd); the wheel must still carry Requires-Dist, or setup.sh installs no click."""
+    leftover = tmp_path / "attn_practice.egg-info"
+    leftover.mkdir()
+    (leftover / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: attn-practice\nVersion: 0.1.0\n")
+    code = ("import io, zipfile\n"
+            "from attn_practice.grader.staff.wheel import grader_wheel\n"
+            "name, data = grader_wheel()\n"
+            "z = zipfile.ZipFile(io.BytesIO(data))\n"
+            "print(z.read([n for n in z.namelist() if n.endswith('.dist-info/METADATA')][0]).decode())\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    requires = [ln for ln in proc.stdout.splitlines() if ln.startswith("Requires-Dist:") and "extra ==" not in ln]
+    assert {r.split()[1].split(">")[0].split("<")[0].split("=")[0] for r in requires} >= {
+        "numpy", "pytest", "hypothesis", "click", "rich", "pyyaml"}

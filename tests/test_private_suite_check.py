@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = str(Path(sys.executable).with_name("attn-practice"))
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = (ROOT / "reference" / "attention.py").read_text()
@@ -123,6 +125,35 @@ def test_a_private_test_that_crashes_on_a_learners_answer_is_a_grader_failure(tm
     assert "the grader itself failed" in err and "Reads the corner of the answer" in err
     assert str(sub) in err
     assert not list((tmp_path / "xdg-cache").rglob("results/*/*.json"))  # never cached
+
+
+def test_on_gradescope_a_grader_failure_keeps_the_graded_steps_and_says_which_failed(tmp_path):
+    """The same failure through `run_autograder`: the student sees the report, headed by what failed."""
+    import shutil
+
+    from attn_practice.grader.staff.ci_setup import gradescope_run
+
+    if shutil.which("bash") is None or shutil.which("timeout") is None:
+        pytest.skip("needs bash and timeout")
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    course = _course(tmp_path, fragile=FRAGILE_TEST)
+    shutil.copytree(tmp_path / "private", root / "source" / "private")
+    (root / "source" / "course.yaml").write_text(course.read_text())
+    (root / "submission").mkdir()
+    (root / "submission" / "step2_scale.py").write_text(
+        "import numpy as np\n\n\ndef scale_scores(scores, d_k):\n    return np.zeros(1)\n")
+    script = tmp_path / "run_autograder"
+    script.write_text(gradescope_run(course=True))
+    script.chmod(0o755)
+    env = _env(tmp_path)
+    env.update(AUTOGRADER_ROOT=str(root), ATTN_PRACTICE_VENV=str(Path(sys.executable).parent.parent))
+    proc = subprocess.run([str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0 and "exited with status 3" in proc.stdout, proc.stdout + proc.stderr
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert [t["name"].split(":")[0] for t in data["tests"]] == ["step2"]  # the report, not a blank 0
+    assert "The autograder itself failed while grading step2" in data["output"]
+    assert "not a verdict" in data["output"] and "Reads the corner of the answer" in json.dumps(data)
 
 
 def _caught_column(output: str) -> str:

@@ -337,15 +337,19 @@ timeout --kill-after=10 "${{ATTN_PRACTICE_TIME_LIMIT:-{GRADESCOPE_TIME_LIMIT}}}"
   --format gradescope --out "{root}/results/results.json"{course_arg}
 status=$?
 echo "attn-practice grade exited with status $status"
-# 0 and 1 mean "graded" (1: some step failed); anything else is the grader's
-# own failure, and whatever file exists then is not to be trusted.
-if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
+# 0 and 1 mean "graded" (1: some step failed). 3 with a results file: graded, but
+# the grader failed on some step, and the file says which, never as a verdict.
+# Anything else is the grader's own failure and whatever file exists is not
+# trusted; why is in this log (for staff: private test names stay out of it).
+if [ "$status" -eq 3 ] && [ -s "$RESULTS" ]; then
+  echo "The grader failed on part of this submission; results.json says which steps."
+elif [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
   if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     why="ran out of time"
   else
     why="stopped with status $status"
   fi
-  printf '{{"score": 0, "output": "The autograder %s before it could grade this submission. This is not a verdict on your code: please tell your instructor.", "tests": []}}\\n' "$why" > "$RESULTS"
+  printf '{{"score": 0, "output": "The autograder %s before it could grade this submission. This is not a verdict on your code: please tell your instructor, who can read why in the autograder output.", "tests": []}}\\n' "$why" > "$RESULTS"
 fi
 exit 0
 """

@@ -32,6 +32,18 @@ _SKIP_SUFFIXES = (".pyc", ".pyo", ".whl", ".bak")
 
 
 def _distribution() -> metadata.Distribution:
+    """The installed distribution: its `.dist-info`, never a build's `.egg-info` in the cwd.
+
+    Run from a source checkout, `sys.path[0]` is the cwd, and a leftover
+    `attn_practice.egg-info` there (no METADATA file) would otherwise give the
+    wheel no dependencies: a bundle whose `setup.sh` installs no click, numpy...
+    """
+    found = list(metadata.distributions(name=DIST_NAME))
+    for dist in found:
+        if dist.read_text("METADATA"):
+            return dist
+    if found:
+        return found[0]
     return metadata.distribution(DIST_NAME)
 
 
