@@ -142,6 +142,17 @@ def test_json_is_valid_utf8_despite_surrogates():
     assert json.loads(text)["steps"][1]["output"] == NASTY_OUTPUT
 
 
+
+def test_json_for_a_class_is_written_one_report_at_a_time_yet_byte_for_byte_the_same():
+    """A 5,000-submission class is serialised report by report (the parent's memory), with
+    exactly the text `json.dumps` of the whole list would give: multi-line learner output,
+    surrogates and invisible characters included."""
+    from attn_practice.grader.reports._text import json_text
+
+    for reports in (ALL, [_failing(), _failing("dave")], []):
+        assert json_report.render(reports) == json_text([r.to_dict() for r in reports]) + "\n"
+    assert json_report.render([_passing()]) == json_text(_passing().to_dict()) + "\n"  # one: an object
+
 # -- junit --------------------------------------------------------------------------
 
 

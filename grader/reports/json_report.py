@@ -21,5 +21,10 @@ def render(reports: Sequence[GradeReport]) -> str:
     output is always valid UTF-8 and valid JSON, and parses back to exactly
     the report.
     """
-    dicts = [r.to_dict() for r in reports]
-    return json_text(dicts[0] if len(dicts) == 1 else dicts) + "\n"
+    if len(reports) == 1:
+        return json_text(reports[0].to_dict()) + "\n"
+    # One report's dict at a time: a class of 5,000 never holds every report twice over as
+    # dicts (the parent's peak memory). The text is exactly `json.dumps(list, indent=2)`'s:
+    # JSON strings hold no raw newline, so indenting each item's lines is safe.
+    items = ["  " + json_text(r.to_dict()).replace("\n", "\n  ") for r in reports]
+    return "[\n" + ",\n".join(items) + "\n]\n" if items else "[]\n"
