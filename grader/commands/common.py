@@ -74,6 +74,8 @@ def exit_with(code: int) -> NoReturn:
 
 
 def warn(messages: list[str]) -> None:
+    if not messages:  # rich is imported only to print something
+        return
     from rich.text import Text
 
     for m in messages:

@@ -8,7 +8,10 @@ Hypothesis and the engine instead of delaying the first sandbox; the
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -112,15 +115,46 @@ def spawn_zygote(root: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
 
 
 def prestart() -> None:
-    """Start one zygote now, for the first Launcher of this process to take."""
+    """Start one zygote now, for the first Launcher of this process to take.
+
+    One nobody takes (e.g. `grade` served its report from the cache) is
+    stopped and its folder removed when the process exits (`discard`).
+    """
     global _READY
     if _READY is None:
         try:
             root = make_root()
-            proc, ctl = spawn_zygote(root)
         except OSError:
             return
+        try:
+            proc, ctl = spawn_zygote(root)
+        except OSError:
+            shutil.rmtree(root, ignore_errors=True)
+            return
         _READY = (proc, ctl, root)
+        atexit.register(discard)
+
+
+def discard() -> None:
+    """Stop a pre-started zygote no Launcher took, and remove its folder.
+
+    It has served no sandbox, so killing its process group loses nothing;
+    it is reaped here, so no process outlives the command.
+    """
+    ready = take()
+    if ready is None:
+        return
+    proc, ctl, root = ready
+    ctl.close()
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def take() -> tuple[subprocess.Popen[bytes], socket.socket, Path] | None:
@@ -129,5 +163,6 @@ def take() -> tuple[subprocess.Popen[bytes], socket.socket, Path] | None:
     ready, _READY = _READY, None
     if ready is not None and ready[0].poll() is not None:
         ready[1].close()
+        shutil.rmtree(ready[2], ignore_errors=True)
         return None
     return ready
