@@ -17,6 +17,7 @@ from attn_practice.grader.commands.common import (
     Problem,
     console,
     exit_with,
+    imports_done,
     warn,
 )
 
@@ -103,6 +104,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     # Only now the engine (NumPy, pytest, Hypothesis): its import overlaps the zygote's start.
     from attn_practice.grader.staff.batch import GradeRequest, run_grading
 
+    imports_done()
     if dask_security is not None and not dask_address:
         raise Problem("--dask-security goes with --dask ADDRESS")
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
