@@ -136,3 +136,43 @@ def test_grade_answered_from_the_cache_still_reports_the_same(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stdout == first.stdout
     assert "attn_practice.grader.sandbox.prestart" in modules
+
+
+COLLECTOR = textwrap.dedent("""
+    import atexit, gc, json, sys
+
+    def tell():  # exit handlers run as every command ends
+        print("GC " + json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}), file=sys.stderr)
+
+    atexit.register(tell)
+    from attn_practice.cli import main
+    main(sys.argv[1:])
+""")
+
+
+def _collector_after(args: list[str], cwd: Path) -> dict[str, object]:
+    proc = subprocess.run([sys.executable, "-c", COLLECTOR, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("GC "))
+    return json.loads(line[3:])
+
+
+def test_check_and_grade_resume_the_collector_after_their_imports(tmp_path):
+    """The start-up pause ends: the collector runs again, and skips what the imports loaded."""
+    ws = make_workspace(tmp_path)
+    correct_solutions(ws, ("step3",))
+    state = _collector_after(["check", "step3"], ws)
+    assert state["enabled"] is True and state["frozen"] > 50_000
+    sub = _submission(tmp_path / "erin")
+    state = _collector_after(["grade", str(sub), "--format", "json", "--no-cache"], tmp_path)
+    assert state["enabled"] is True and state["frozen"] > 50_000
+
+
+def test_other_commands_run_with_the_collector_on_from_the_start(tmp_path):
+    """`serve`, `host`, `watch` run for hours: the pause ends as soon as the command is chosen."""
+    ws = make_workspace(tmp_path)
+    for args in (["status"], ["show", "step1"], ["hint", "step1"]):
+        state = _collector_after(args, ws)
+        assert state["enabled"] is True, args
+        assert state["frozen"] < 50_000, args  # no engine was loaded, so none of it is frozen
