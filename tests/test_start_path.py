@@ -142,7 +142,10 @@ COLLECTOR = textwrap.dedent("""
     import atexit, gc, json, sys
 
     def tell():  # exit handlers run as every command ends
-        print("GC " + json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}), file=sys.stderr)
+        import os
+        print("GC " + json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+                                  "blas": os.environ.get("OPENBLAS_NUM_THREADS"),
+                                  "modules": sorted(sys.modules)}), file=sys.stderr)
 
     atexit.register(tell)
     from attn_practice.cli import main
@@ -176,3 +179,15 @@ def test_other_commands_run_with_the_collector_on_from_the_start(tmp_path):
         state = _collector_after(args, ws)
         assert state["enabled"] is True, args
         assert state["frozen"] < 50_000, args  # no engine was loaded, so none of it is frozen
+
+
+def test_grade_loads_no_hypothesis_plugin_and_uses_one_blas_thread(tmp_path):
+    """Whatever else is installed (trio registers a Hypothesis plugin) takes no part in a run."""
+    from importlib.metadata import entry_points
+
+    sub = _submission(tmp_path / "fred")
+    state = _collector_after(["grade", str(sub), "--format", "json", "--no-cache"], tmp_path)
+    assert "hypothesis" in state["modules"]
+    plugins = {e.value.split(":")[0] for e in entry_points(group="hypothesis")}
+    assert not plugins & set(state["modules"]), plugins
+    assert state["blas"] == "1"
