@@ -17,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import correct_solutions, make_workspace, write_step
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,10 +74,11 @@ def test_grade_of_a_failing_submission_still_names_the_mistake(tmp_path):
     assert _has(modules, DIAGNOSIS)
 
 
-def test_grade_of_one_submission_starts_the_sandbox_server_before_importing_the_engine(tmp_path):
+@pytest.mark.parametrize("count,extra", [(1, []), (2, ["--jobs", "1"])])
+def test_grade_in_this_process_starts_the_sandbox_server_before_importing_the_engine(tmp_path, count, extra):
     """The zygote imports NumPy while this process imports pytest and Hypothesis, not after."""
-    sub = _submission(tmp_path / "carol")
-    proc, modules = _imported(["grade", str(sub), "--format", "json", "--no-cache"], tmp_path)
+    subs = [str(_submission(tmp_path / f"carol{i}")) for i in range(count)]
+    proc, modules = _imported(["grade", *subs, "--format", "json", "--no-cache", *extra], tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:]
     started = modules.index("attn_practice.grader.sandbox.prestart")
     for heavy in ("numpy", "pytest", "hypothesis", "attn_practice.grader.engine.engine"):

@@ -96,7 +96,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         warn([skipped_warning(skipped)])
     if not located:
         raise Problem(no_submission(skipped))
-    if len(located) == 1 and not dask_address:
+    if (len(located) == 1 or jobs == 1) and not dask_address:
         # Graded in this process: the sandbox server starts while the engine is imported.
         from attn_practice.grader.sandbox.prestart import prestart
 
