@@ -193,3 +193,22 @@ def test_grade_loads_no_hypothesis_plugin_and_uses_one_blas_thread(tmp_path):
     plugins = {e.value.split(":")[0] for e in entry_points(group="hypothesis")}
     assert not plugins & set(state["modules"]), plugins
     assert state["blas"] == "1"
+
+
+def test_the_sandbox_servers_modules_are_compiled_once_not_at_every_start(tmp_path):
+    """The zygote runs with PYTHONDONTWRITEBYTECODE; the grader writes its bytecode for it."""
+    import importlib.util
+
+    import attn_practice.grader.sandbox as sandbox
+
+    source = Path(sandbox.__file__).parent / "landlock.py"
+    compiled = Path(importlib.util.cache_from_source(str(source)))
+    if not os.access(compiled.parent, os.W_OK):
+        return  # an installed, read-only package: its installer compiled it
+    compiled.unlink(missing_ok=True)
+    ws = make_workspace(tmp_path)
+    correct_solutions(ws, ("step3",))
+    proc, _ = _imported(["check", "step3"], ws)
+    assert proc.returncode == 0, proc.stdout
+    assert compiled.is_file()
+    assert compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns
