@@ -15,7 +15,15 @@ import click
 
 from attn_practice import __version__
 from attn_practice.grader.commands import learn
-from attn_practice.grader.commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE
+from attn_practice.grader.commands.common import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    PAUSED_START,
+    imports_done,
+    pause_collector,
+)
 from attn_practice.grader.commands.common import say as _say
 from attn_practice.grader.commands.grade import grade
 
@@ -59,6 +67,13 @@ class AttnPracticeGroup(click.Group):
             else:
                 command = None
         return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in PAUSED_START:
+            imports_done()  # the collector back on: only `check` and `grade` end the pause themselves
+        return name, command, rest
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -135,6 +150,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Many images set PYTHONDONTWRITEBYTECODE; recompiling our modules, pytest's and
     # Hypothesis's on every command costs a learner ~0.2 s each time.
     sys.dont_write_bytecode = False
+    # Hypothesis loads every installed package's plugin at import (trio's costs ~60 ms);
+    # none is part of grading, and what else is installed must not shape a run (as for
+    # pytest, whose plugin autoload is off too). Batch workers inherit this.
+    os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+    # One BLAS thread, as in the sandboxes: the grader's arrays are small, and OpenBLAS's
+    # extra threads spin on the core the sandbox server is starting on (~0.1 s of CPU).
+    # The same count on every machine also gives the reference's answers the same bits.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    pause_collector()  # until the command's imports are done (see `imports_done`)
     exit_now(_run(lambda: cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)))
 
 

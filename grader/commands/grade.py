@@ -17,12 +17,15 @@ from attn_practice.grader.commands.common import (
     Problem,
     console,
     exit_with,
+    imports_done,
     warn,
 )
 
 
 def notice(messages: list[str]) -> None:
     """Warnings on stderr, one line each (no wrapping: CI logs are grepped)."""
+    if not messages:  # rich is imported only to print something
+        return
     from rich.text import Text
 
     from attn_practice.grader.commands.common import error_console
@@ -79,7 +82,6 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
       attn-practice grade . --format gradescope --out /autograder/results/results.json
     """
     from attn_practice.grader.course import CourseError, load_course
-    from attn_practice.grader.staff.batch import GradeRequest, run_grading
     from attn_practice.grader.staff.intake import (
         Intake,
         no_submission,
@@ -94,6 +96,15 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         warn([skipped_warning(skipped)])
     if not located:
         raise Problem(no_submission(skipped))
+    if (len(located) == 1 or jobs == 1) and not dask_address:
+        # Graded in this process: the sandbox server starts while the engine is imported.
+        from attn_practice.grader.sandbox.prestart import prestart
+
+        prestart()
+    # Only now the engine (NumPy, pytest, Hypothesis): its import overlaps the zygote's start.
+    from attn_practice.grader.staff.batch import GradeRequest, run_grading
+
+    imports_done()
     if dask_security is not None and not dask_address:
         raise Problem("--dask-security goes with --dask ADDRESS")
     fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
@@ -154,7 +165,7 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     from attn_practice.grader.reports.output import emit
 
     try:
-        emit(reports, fmt, out=out, console=console(), verbose=verbose)
+        emit(reports, fmt, out=out, console=console() if fmt == "rich" else None, verbose=verbose)
     except OSError as exc:
         raise Problem(f"could not write {out}: {exc.strerror or exc}") from None
     grader_failures(reports)

@@ -17,6 +17,7 @@ from attn_practice.grader.commands.common import (
     EXIT_PASSED,
     Problem,
     console,
+    imports_done,
     state_error,
     warn,
     workspace,
@@ -74,6 +75,7 @@ def check(step: str | None, all_steps: bool, reference_steps: bool, verbose: boo
     from attn_practice.grader.teaching.practice import first_unpassed, run_check
     from attn_practice.grader.teaching.screens import render_check, render_check_header, working
 
+    imports_done()
     chosen = [step_named(step)] if step and not all_steps else None  # a bad name fails before anything else
     if step and all_steps:
         raise Problem("give either a STEP or --all, not both")

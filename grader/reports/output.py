@@ -12,8 +12,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console: Console,
+def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console: Console | None = None,
          verbose: bool = False) -> None:
+    """Write `reports` in `fmt` to `out` or stdout; `console` (rich to stdout only) is made if not given.
+
+    The text formats never import rich: a CI job's `grade --format json` need not pay for it.
+    """
     if fmt == "rich":
         if out is not None:
             from rich.console import Console as _Console
@@ -25,6 +29,10 @@ def emit(reports: Sequence[GradeReport], fmt: str, *, out: Path | None, console:
             return
         from attn_practice.grader.reports.terminal import render_reports
 
+        if console is None:  # stdout as the CLI's own console() makes it
+            from rich.console import Console as _Console
+
+            console = _Console(highlight=False, emoji=False)
         render_reports(console, reports, verbose=verbose)
         return
     text = render(reports, fmt)

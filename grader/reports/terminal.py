@@ -18,7 +18,6 @@ import re
 from collections.abc import Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from attn_practice.grader.catalog import step_number
@@ -242,6 +241,8 @@ def _bounded(text: str, limit: int) -> str:
 
 def render_report(console: Console, report: GradeReport, *, verbose: bool = False) -> None:
     """A whole submission: a summary table, then the details of each failing step."""
+    from rich.table import Table  # here: a learner's check shows steps, never this table
+
     console.rule(Text(label(report.submission), style="bold"))
     if report.graded_path:
         console.print(Text(f"(graded the folder {label(report.graded_path)}: the step files were "

@@ -18,10 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from attn_practice.exercises.lesson_data import worked_example
@@ -313,6 +310,7 @@ def _mark(r: Row) -> Text:
 
 def render_worked_example(console: Console, rows: Sequence[Row], *, watching: bool = False) -> None:
     """The worked example as a table: stage, the lesson's numbers, yours, where they first differ."""
+    from rich.panel import Panel
     from rich.table import Table
 
     if not rows:
@@ -366,7 +364,9 @@ def _worked_example_advice(rows: Sequence[Row], *, watching: bool) -> Text:
 # ------------------------------------------------------------------ hint
 def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool,
                  watching: bool = False) -> None:
+    from rich import box
     from rich.markdown import Markdown
+    from rich.panel import Panel
 
     total = len(ex.hints)
     console.print(Text(f"{ex.id} · {ex.title}", style="bold"))
@@ -389,6 +389,9 @@ def render_hints(console: Console, ex: Exercise, revealed: int, *, newly: bool,
 
 # ------------------------------------------------------------------ status
 def render_status(console: Console, ws: Workspace, catalog: Sequence[Exercise], state: State) -> None:
+    from rich import box
+    from rich.table import Table
+
     short = console.width < 100  # "Scores" rather than "Scores: how well does each query ..."
     table = Table(title=Text(f"Progress in {ws.root}", style="bold"), title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
@@ -432,6 +435,7 @@ def render_status(console: Console, ws: Workspace, catalog: Sequence[Exercise], 
 # ------------------------------------------------------------------ show
 def render_lesson(console: Console, ex: Exercise) -> None:
     from rich.markdown import Markdown
+    from rich.panel import Panel
 
     kind = "bonus step" if ex.bonus else "step"
     # Long titles go inside the panels: a panel title is cut off, not wrapped, at 80 columns.
@@ -446,6 +450,7 @@ def render_lesson(console: Console, ex: Exercise) -> None:
 # ------------------------------------------------------------------ solution
 def render_solution(console: Console, ex: Exercise) -> None:
     from rich.markdown import Markdown
+    from rich.panel import Panel
     from rich.syntax import Syntax
 
     from attn_practice.reference import attention

@@ -135,7 +135,9 @@ class Workspace:
                             "hint counts start afresh (your step files are untouched).")
         else:
             try:
-                raw = yaml.safe_load(self.state_path.read_text(encoding="utf-8"))
+                # The C loader when PyYAML has it (the same safe subset): read twice per `check`.
+                raw = yaml.load(self.state_path.read_text(encoding="utf-8"),
+                                Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
                 if not isinstance(raw, dict):
                     what = "empty" if raw is None else f"a YAML {type(raw).__name__}, not a mapping"
                     raise ValueError(what)
