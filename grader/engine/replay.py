@@ -206,14 +206,14 @@ class ExampleReplay:
         packed = self._calls.get(calls_key)
         if packed is None:
             calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
-            ctx.collecting = calls
+            ctx.collecting, ctx.dry_run = calls, True
             try:
                 for example in recorded:
                     test(**funcargs, **_copy_example(example))
             except Exception:  # noqa: BLE001 - a dry run that breaks just batches less
                 pass
             finally:
-                ctx.collecting = None
+                ctx.collecting, ctx.dry_run = None, False
             if self.salt is not None and len(self._calls) > 2000:
                 self._calls.clear()  # one submission's calls are worth nothing to the next
             packed = self._calls[calls_key] = pack_calls(calls, getattr(ctx.learner, "layout_salt", 0))

@@ -63,6 +63,9 @@ class StepContext:
     failing_inputs: list[tuple[Any, ...]] = field(default_factory=list)
     #: When a list, calls are recorded here and answered by the reference (see replay.py).
     collecting: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None = None
+    #: A dry run that only learns which calls a test makes (replay's prefetch): every answer
+    #: is the reference's own, so `compare` has nothing to judge and returns at once.
+    dry_run: bool = False
     #: Raise failures with their messages unbuilt (see `StepFailure.complete`).
     quiet: bool = False
     #: Some call returned another dtype than the reference does for its input.
@@ -249,6 +252,8 @@ class StepContext:
     def compare(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any],
                 kwargs: dict[str, Any] | None = None, *, scale: np.ndarray | None = None) -> None:
         __tracebackhide__ = True
+        if self.dry_run:
+            return
         try:
             self._compare(got, expected, args, kwargs or {}, scale)
         except StepFailure as exc:
