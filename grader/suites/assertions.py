@@ -238,7 +238,7 @@ class StepContext:
             err = np.abs(got - expected)
         ok = (err <= bound) | (got == expected)
         slack = 0.0
-        if not bool(np.all(ok)):
+        if not ok.all():
             slack = self.float32_slack(args, kwargs, expected)
             if slack:
                 bound = bound + slack
@@ -305,11 +305,11 @@ class StepContext:
                 hint="Work out the shape on paper from the input shapes first; "
                      "print(result.shape) while you work.",
             ))
-        tol = self.tolerance(args)
         ok, err, bound, slack = self._within(got, expected, args, kwargs, scale)
-        exact_zero = expected == 0
-        if bool(np.all(ok)):
+        if ok.all():
             return
+        tol = self.tolerance(args)
+        exact_zero = expected == 0
         if self.quiet:
             raise self._pending(self._compare, got, expected, args, kwargs, scale)
         bad_nonfinite = ~np.isfinite(got) & np.isfinite(expected)
