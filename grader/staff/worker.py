@@ -9,6 +9,7 @@ for the next (CONTRACT 4.4). No pool, no cluster here: `batch` and
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,13 +50,15 @@ def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: st
         return grader_error(label, f"{type(exc).__name__}: {exc}")
     if engine.launcher.check():
         engine.launcher.refresh()
-    if engine.suites.runs == _SETTLED_AFTER:
+    if engine.suites.runs >= _SETTLED_AFTER and engine not in _SETTLED:
+        _SETTLED.add(engine)
         _settle()
     return report
 
 
-#: The engine is warm after this many submissions (the second builds the reused pytest session).
+#: The engine is warm after this many runs (the second builds the reused pytest session).
 _SETTLED_AFTER = 2
+_SETTLED: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
 def _settle() -> None:
