@@ -192,7 +192,11 @@ class StepContext:
         """Call the learner and the reference on the same inputs; compare shape, then values."""
         __tracebackhide__ = True
         expected = self.expected(*args, **kwargs)
-        got = self.call(*args, expected_size=expected.size, **kwargs)
+        if self.collecting is not None:  # as `call` answers it (the reference), looked up once
+            self.collecting.append((tuple(args), dict(kwargs), expected.size))
+            got = expected.copy()
+        else:
+            got = self.call(*args, expected_size=expected.size, **kwargs)
         self.compare(got, expected, args, kwargs, scale=scale)
         return got
 
