@@ -23,6 +23,7 @@ def batch_engine(options: RunOptions) -> Engine:
     """An engine for many submissions: its pytest session is collected once and reused."""
     engine = Engine(options)
     engine.suites.reuse = True
+    engine.suites.reuse_from = 1  # many submissions follow: collect the suites once, for the first
     return engine
 
 
@@ -56,7 +57,7 @@ def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: st
     return report
 
 
-#: The engine is warm after this many runs (the second builds the reused pytest session).
+#: The engine is warm after this many runs (its pytest session and recordings are built).
 _SETTLED_AFTER = 2
 _SETTLED: weakref.WeakSet[Engine] = weakref.WeakSet()
 
