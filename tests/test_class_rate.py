@@ -9,8 +9,11 @@ import gc
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from test_grade import make_submission
 from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.engine import replay
 from attn_practice.grader.results import without_timings
+from attn_practice.grader.sandbox import protocol
 from attn_practice.grader.suites import strategies
 from attn_practice.grader.suites.assertions import StepContext, StepFailure
 from attn_practice.reference import attention
@@ -167,6 +171,37 @@ def test_pool_workers_run_blas_on_one_thread_unless_told_otherwise(monkeypatch: 
     batch._one_blas_thread()
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
     assert os.environ["OMP_NUM_THREADS"] == "3"
+
+
+# -- the wire: one write per message, a deadline over all of it ---------------------------------
+@pytest.mark.parametrize("columns", [4, 4096, 400_000])  # joined (small, wide) and piecewise (past JOIN_BYTES)
+def test_messages_of_every_size_arrive_whole(columns: int) -> None:
+    a, b = socket.socketpair()
+    arrays = [np.arange(3 * columns, dtype=np.float64).reshape(3, columns), np.ones(5, dtype=np.float32)]
+    blobs: list[bytes] = []
+    specs = protocol.pack_values(arrays, blobs)
+    got: list[Any] = []
+    reader = threading.Thread(target=lambda: got.append(protocol.recv(b, deadline=time.monotonic() + 60)))
+    reader.start()
+    protocol.send(a, {"op": "x", "v": specs}, blobs, deadline=time.monotonic() + 60)
+    reader.join(60)
+    a.close()
+    b.close()
+    header, back = got[0]
+    for want, have in zip(arrays, protocol.unpack_values(header["v"], back), strict=True):
+        assert have.dtype == want.dtype and np.array_equal(have, want)
+
+
+@pytest.mark.parametrize("size", [64 * 1024, protocol.JOIN_BYTES + 1])
+def test_a_peer_that_never_reads_cannot_hold_a_send_past_its_deadline(size: int) -> None:
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    t0 = time.monotonic()
+    with pytest.raises((TimeoutError, OSError)):
+        protocol.send(a, {"op": "x"}, [b"\0" * size, b"\1" * 10], deadline=t0 + 0.5)
+    assert time.monotonic() - t0 < 15.0  # the deadline, not the peer, ended it
+    a.close()
+    b.close()
 
 
 # -- the whole path, where users meet it ------------------------------------------------------------
