@@ -314,7 +314,7 @@ def _failed(future: Future[Any]) -> bool:
 def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
-    with batch_engine(options) as engine:
+    with batch_engine(options, many=len(todo) > 1) as engine:
         for i in todo:
             yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 

@@ -19,11 +19,17 @@ from attn_practice.grader.engine.engine import Engine, RunOptions
 from attn_practice.grader.results import GradeReport
 
 
-def batch_engine(options: RunOptions) -> Engine:
-    """An engine for many submissions: its pytest session is collected once and reused."""
+def batch_engine(options: RunOptions, *, many: bool = True) -> Engine:
+    """An engine for many submissions: its pytest session is collected once and reused.
+
+    `many`: more than one submission is sure to come, so the session (every
+    catalogued step's suite) is collected for the first already; a lone
+    submission keeps the plain pytest run of its own steps.
+    """
     engine = Engine(options)
     engine.suites.reuse = True
-    engine.suites.reuse_from = 1  # many submissions follow: collect the suites once, for the first
+    if many:
+        engine.suites.reuse_from = 1
     return engine
 
 
