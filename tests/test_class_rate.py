@@ -162,6 +162,22 @@ def test_a_settled_worker_still_collects_and_grades_as_before(tmp_path: Path) ->
     assert [without_timings(r.to_dict()) for r in reports] == [without_timings(r.to_dict()) for r in again]
 
 
+def test_only_an_engine_sure_of_more_collects_the_whole_session_for_its_first(tmp_path: Path) -> None:
+    """A lone `grade` keeps pytest on its own steps; a worker of a class collects every suite once, at once."""
+    from attn_practice.grader.course import default_course
+    from attn_practice.grader.staff import worker
+    from attn_practice.grader.staff.batch import options_for
+
+    sub = make_submission(tmp_path / "s", steps=["step1_scores"])
+    options = options_for(default_course(), secret="class-rate-test")
+    reports = []
+    for many in (False, True):
+        with worker.batch_engine(options, many=many) as engine:
+            reports.append(worker.grade_with(engine, sub, ["step1"], label="s"))
+            assert (engine.suites.session is not None) is many
+    assert without_timings(reports[0].to_dict()) == without_timings(reports[1].to_dict())
+
+
 def test_pool_workers_run_blas_on_one_thread_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
     from attn_practice.grader.staff import batch
 
