@@ -108,7 +108,8 @@ class ExampleReplay:
             examples = [_materialize(ex, self.salt) for ex in recorded]
             self._prefetch(key, examples, original, funcargs)
             try:
-                smallest = _replay_all(examples, original, funcargs, stop_at_first=shrink)
+                smallest = _replay_all(examples, original, funcargs, stop_at_first=shrink,
+                                       fresh=self.salt is not None)
                 if smallest is None:
                     return
                 if not shrink:
@@ -206,14 +207,14 @@ class ExampleReplay:
         packed = self._calls.get(calls_key)
         if packed is None:
             calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
-            ctx.collecting = calls
+            ctx.collecting, ctx.dry_run = calls, True
             try:
                 for example in recorded:
                     test(**funcargs, **_copy_example(example))
             except Exception:  # noqa: BLE001 - a dry run that breaks just batches less
                 pass
             finally:
-                ctx.collecting = None
+                ctx.collecting, ctx.dry_run = None, False
             if self.salt is not None and len(self._calls) > 2000:
                 self._calls.clear()  # one submission's calls are worth nothing to the next
             packed = self._calls[calls_key] = pack_calls(calls, getattr(ctx.learner, "layout_salt", 0))
@@ -278,8 +279,11 @@ class ExampleReplay:
 
 
 def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, Any], *,
-                stop_at_first: bool) -> BaseException | None:
+                stop_at_first: bool, fresh: bool = False) -> BaseException | None:
     """Run `test` on each recorded example; the failure of the smallest failing one, or None.
+
+    `fresh`: the examples were built for this run alone (rebuilt under a salt), so
+    the test gets them as they are instead of copies (the recording is not theirs).
 
     Size is the number of array elements drawn; ties go to the earlier example.
     The chosen example's inputs end up last in the step's `failing_inputs`,
@@ -292,7 +296,7 @@ def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, A
     with quiet:
         for example in recorded:
             try:
-                test(**funcargs, **_copy_example(example))
+                test(**funcargs, **(example if fresh else _copy_example(example)))
             except (StepFailure, LearnerError) as exc:
                 inputs = ctx.failing_inputs[-1] if isinstance(ctx, StepContext) and ctx.failing_inputs else None
                 size = _size(example)
@@ -388,29 +392,34 @@ def _decode(spec: Any, blob: memoryview) -> Any:
 
 
 def _materialize(example: dict[str, Any], salt: int | None) -> dict[str, Any]:
-    """A recorded example with its drawn values rebuilt under `salt` (None: as recorded)."""
+    """A recorded example with its drawn values rebuilt under `salt` (None: as recorded).
+
+    Salted, the result shares nothing with the recording (values without a
+    recipe are copied), so a run may hand it to a test as it is.
+    """
     if salt is None:
         return example
     out = {}
     for k, v in example.items():
         recipe = recipe_of(v)
-        out[k] = rebuild(recipe, salt) if recipe is not None else v
+        out[k] = rebuild(recipe, salt) if recipe is not None else _copy_value(v)
     return out
 
 
 def _copy_example(example: dict[str, Any]) -> dict[str, Any]:
-    def copy(v: Any) -> Any:
-        recipe = recipe_of(v)
-        if recipe is not None:  # a drawn example keeps its recipe (the store keeps that)
-            out = Drawn(copy(x) for x in v)
-            out.recipe = recipe
-            return out
-        if isinstance(v, np.ndarray):
-            return v.copy()
-        if isinstance(v, tuple):
-            return tuple(copy(x) for x in v)
-        if isinstance(v, list):
-            return [copy(x) for x in v]
-        return v
+    return {k: _copy_value(v) for k, v in example.items()}
 
-    return {k: copy(v) for k, v in example.items()}
+
+def _copy_value(v: Any) -> Any:
+    recipe = recipe_of(v)
+    if recipe is not None:  # a drawn example keeps its recipe (the store keeps that)
+        out = Drawn(_copy_value(x) for x in v)
+        out.recipe = recipe
+        return out
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, tuple):
+        return tuple(_copy_value(x) for x in v)
+    if isinstance(v, list):
+        return [_copy_value(x) for x in v]
+    return v

@@ -111,9 +111,11 @@ class SuiteSession:
 class SuiteRunner:
     """How an engine runs its suites: `run_suites` per submission, or one reused session.
 
-    `reuse` (batch workers, `serve`): from the second submission on, run on a
-    `SuiteSession` of every catalogued step (one collection pays off only when
-    it is used again; `check` grades once and keeps `run_suites`).
+    `reuse` (batch workers, `serve`): from the `reuse_from`-th submission on
+    (the second by default), run on a `SuiteSession` of every catalogued step
+    (one collection pays off only when it is used again; `check` grades once
+    and keeps `run_suites`). A batch worker, sure to grade many, starts it on
+    the first and so collects once instead of twice.
     """
 
     def __init__(self, extra: Sequence[Path] = (), replay: Any = None, *, shrink: bool = True,
@@ -122,13 +124,14 @@ class SuiteRunner:
         self.replay = replay
         self.shrink = shrink
         self.reuse = reuse
+        self.reuse_from = 2
         self.runs = 0
         self.session: SuiteSession | None = None
         self.failed = False  # a session that could not start is not tried again
 
     def run(self, contexts: dict[str, StepContext]) -> dict[str, list[TestResult]]:
         self.runs += 1
-        if self.reuse and self.runs > 1 and not self.failed:
+        if self.reuse and self.runs >= self.reuse_from and not self.failed:
             if self.session is None or not self.session.open:
                 self.session = self._start()
             if self.session is not None and self.session.covers(list(contexts)):

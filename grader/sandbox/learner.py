@@ -287,8 +287,9 @@ class Learner:
                 kwargs: dict[str, Any], expected_size: int | None, max_elements: int) -> CallResult:
         """Turn one sandbox reply into a CallResult, or the LearnerError it deserves."""
         reply = clean_reply(reply)
-        self.printed.add_call(reply["output"], failed=reply.get("ok") is not True,
-                              key=inputs_key(self.params, args, kwargs))
+        if reply["output"]:  # the key (a digest of the inputs) only matters for a call that printed
+            self.printed.add_call(reply["output"], failed=reply.get("ok") is not True,
+                                  key=inputs_key(self.params, args, kwargs))
         if reply.get("ok") is not True:
             kind = reply_kind(reply)
             if kind is FailureKind.TIMEOUT:  # stopped by the sandbox's own per-call clock

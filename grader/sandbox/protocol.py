@@ -155,14 +155,20 @@ def send(sock: socket.socket, header: dict[str, Any], blobs: list[bytes] = (),
     if deadline is not None:
         _set_remaining(sock, deadline)
     data = _PREFIX.pack(len(raw), total) + raw
-    if total and total < 1 << 16:
-        sock.sendall(data + b"".join(blobs))
+    if total < JOIN_BYTES:
+        # One sendall for the whole message: one system call (and one wake-up of the peer)
+        # where one per array cost more than the copy. Its timeout bounds the whole call.
+        sock.sendall(b"".join([data, *blobs]))
         return
-    sock.sendall(data)
+    sock.sendall(data)  # a large message is not copied once more just to be sent
     for b in blobs:
         if deadline is not None:
             _set_remaining(sock, deadline)
         sock.sendall(b)
+
+
+#: Messages with less array data than this are joined and sent in one system call.
+JOIN_BYTES = 8 * 1024 * 1024
 
 
 def _set_remaining(sock: socket.socket, deadline: float) -> None:

@@ -93,8 +93,19 @@ def _grade_one(path: str, label: str, step_ids: list[str],
     return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
 
 
+def _one_blas_thread() -> None:
+    """Workers (started after this) run BLAS on their own thread: one worker per core already.
+
+    NumPy's BLAS otherwise starts a thread per core in every worker, which spin
+    beside the other workers and the sandboxes. A value the user set is kept.
+    """
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+
+
 def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
     """Processes that each hold one warm Engine (see `_grade_one`)."""
+    _one_blas_thread()
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_init_worker, initargs=(options,))
 
@@ -250,6 +261,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
     this process instead.
     """
     ctx = multiprocessing.get_context("spawn")
+    _one_blas_thread()
     pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
     deaths: dict[int, int] = {}
     failed_starts = 0
@@ -302,7 +314,7 @@ def _failed(future: Future[Any]) -> bool:
 def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
-    with batch_engine(options) as engine:
+    with batch_engine(options, many=len(todo) > 1) as engine:
         for i in todo:
             yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 

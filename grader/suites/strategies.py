@@ -176,9 +176,17 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
         a = rng.uniform(bound / 10, bound, size=shape)
     else:  # extremes: values at and near the bound, with zeros
         a = rng.choice(np.array([-bound, -bound / 2, 0.0, bound / 2, bound]), size=shape)
-    a = np.clip(a, -bound, bound)
+    if style in _MAY_EXCEED or a.ndim == 0:  # the others stay within +-bound by construction
+        a = np.clip(a, -bound, bound)
+    if dtype == _FLOAT64:  # already float64 and fresh: no copy, no overflow to silence
+        return a
     with np.errstate(over="ignore"):
         return a.astype(dtype)
+
+
+#: Fill styles whose values may leave +-bound before clipping (a normal's tail, mixed scales).
+_MAY_EXCEED = frozenset({"normal", "mixed-scale"})
+_FLOAT64 = np.dtype(np.float64)
 
 
 @_builder("arrays")

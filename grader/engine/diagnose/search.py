@@ -198,10 +198,28 @@ def _triples(step: str, obs: Sequence[Obs]) -> list[Fit]:
 
 def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[Fit]:
     """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
+    fits: dict[tuple[str, ...], tuple[int, Alt]] = {}
+    for mids, whole, rests in _candidates(step, k, budget):
+        if not _fits(whole, obs):
+            continue
+        supports = [_support(whole, rest, obs, mid == FIXED_RANK) for mid, rest in rests]
+        if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
+            fits[mids] = (sum(supports), whole)
+    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+
+
+@functools.cache
+def _candidates(step: str, k: int, budget: int | None) -> tuple[tuple[tuple[str, ...], Alt,
+                                                                    tuple[tuple[str, Alt], ...]], ...]:
+    """The k-id readings `_combos` tries at `step`, in order, at most `budget`: (ids, whole, each id's rest).
+
+    They depend on the step alone, not on the inputs, so they are merged once
+    per process instead of once per diagnosis. A candidate whose parts clash, or
+    where a part changes nothing, is left out (and does not count to the budget).
+    """
     alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
             for mid, group in alternatives(step).items()}
-    fits: dict[tuple[str, ...], tuple[int, Alt]] = {}
-    tried = 0
+    out = []
     for mids in itertools.combinations(alts, k):
         if k > 2 and len(_CANCELLING.intersection(mids)) > 1:
             continue
@@ -213,18 +231,11 @@ def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) ->
             rests = [_merge_all(parts[:i] + parts[i + 1:]) for i in range(k)]
             if any(r is None or r == cfg for r in rests):
                 continue  # a part that changes nothing, or parts that clash
-            if budget is not None:
-                tried += 1
-                if tried > budget:
-                    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
-            whole = reading(step, cfg)
-            if not _fits(whole, obs):
-                continue
-            supports = [_support(whole, reading(step, r), obs, mid == FIXED_RANK)
-                        for mid, r in zip(mids, rests, strict=True) if r is not None]
-            if all(supports) and sum(supports) > fits.get(mids, (0, whole))[0]:
-                fits[mids] = (sum(supports), whole)
-    return [Fit(ids, sc, alt, _native(step, ids)) for ids, (sc, alt) in fits.items()]
+            if budget is not None and len(out) >= budget:
+                return tuple(out)
+            out.append((mids, reading(step, cfg),
+                        tuple((mid, reading(step, r)) for mid, r in zip(mids, rests, strict=True) if r is not None)))
+    return tuple(out)
 
 
 def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:

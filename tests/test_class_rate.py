@@ -1,0 +1,244 @@
+"""What makes a class faster (issue 22) never changes a verdict or leaks between submissions.
+
+Speed itself is measured in bench/ (side_by_side.py, breakdown.py) as ratios, never here.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_grade import make_submission
+
+from attn_practice.grader.catalog import resolve_step
+from attn_practice.grader.engine import replay
+from attn_practice.grader.results import without_timings
+from attn_practice.grader.sandbox import protocol
+from attn_practice.grader.suites import strategies
+from attn_practice.grader.suites.assertions import StepContext, StepFailure
+from attn_practice.reference import attention
+
+
+def _console_script() -> list[str]:
+    beside = Path(sys.executable).parent / "attn-practice"
+    return [str(beside)] if beside.is_file() else [sys.executable, "-m", "attn_practice"]
+
+
+# -- the prefetch dry run ---------------------------------------------------------------------
+class _Batcher:
+    """Stands in for `Learner` where only the batching is looked at: it keeps the batch sent."""
+
+    layout_salt = 7
+
+    def __init__(self) -> None:
+        self.batches: list[Any] = []
+
+    def prefetch(self, packed: Any) -> None:
+        self.batches.append(packed)
+
+
+def test_the_dry_run_judges_nothing_and_leaves_the_real_run_judging() -> None:
+    """The dry run answers with the reference and skips `compare`; afterwards a wrong answer fails again.
+
+    A dry run left switched on would pass every wrong answer: whatever the test
+    does (here it breaks half-way), the context comes out of it judging.
+    """
+    ctx = StepContext(resolve_step("step1"), _Batcher(), attention.dot_scores)  # type: ignore[arg-type]
+    Q, K = np.ones((2, 3)), np.arange(6.0).reshape(2, 3)
+    seen: list[bool] = []
+
+    def test(step: StepContext, Q: np.ndarray, K: np.ndarray) -> None:
+        got = step.check(Q, K)
+        step.compare(got + 1.0, got, (Q, K))  # wrong on purpose: judged only for real
+        seen.append(step.dry_run)
+        raise RuntimeError("a test that breaks in the middle of its dry run")
+
+    replay.ExampleReplay()._prefetch(("node", 1), [{"Q": Q, "K": K}], test, {"step": ctx})
+    assert seen == [True]
+    assert not ctx.dry_run and ctx.collecting is None
+    assert len(ctx.learner.batches) == 1 and len(ctx.learner.batches[0].calls) == 1
+    right = attention.dot_scores(Q, K)
+    with pytest.raises(StepFailure):
+        ctx.compare(right + 1.0, right, (Q, K))
+    ctx.compare(right, right, (Q, K))  # and a right one passes
+
+
+# -- inputs rebuilt from recipes ---------------------------------------------------------------
+def _built_the_long_way(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int, bound: float,
+                        salt: int | None) -> Any:
+    """The builder as it was before issue 22: clip every style, then cast (a copy) every dtype."""
+    rng = strategies._rng(seed, salt)
+    small = min(bound, 3.0)
+    if style == "small-ints":
+        a = rng.integers(-int(small), int(small) + 1, size=shape).astype(np.float64)
+    elif style == "normal":
+        a = rng.normal(0.0, min(bound / 3, 2.0), size=shape)
+    elif style == "uniform":
+        a = rng.uniform(-bound, bound, size=shape)
+    elif style == "wide-ints":
+        a = rng.integers(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape).astype(np.float64)
+    elif style == "mixed-scale":
+        top = int(np.floor(np.log10(max(bound, 1.0))))
+        a = rng.uniform(0.1, 1.0, size=shape) * 10.0 ** rng.integers(-3, top + 1, size=shape)
+        a *= rng.choice(np.array([-1.0, 1.0]), size=shape)
+    elif style == "positive":
+        a = rng.uniform(bound / 10, bound, size=shape)
+    else:
+        a = rng.choice(np.array([-bound, -bound / 2, 0.0, bound / 2, bound]), size=shape)
+    a = np.clip(a, -bound, bound)
+    with np.errstate(over="ignore"):
+        return a.astype(dtype)
+
+
+def test_inputs_are_the_same_values_as_clipping_and_casting_every_array() -> None:
+    """Skipping a clip that cannot bite and a float64 copy changes no input, salted or public."""
+    rng = random.Random(22)
+    for style in strategies.STYLES:
+        for bound in (0.5, 1.0, 2.5, 10.0, 300.0, 1e3, 1e100, 1e300):
+            for dtype in (np.dtype(np.float64), np.dtype(np.float32)):
+                for shape in ((), (1,), (3, 4), (2, 3, 5)):
+                    seed, salt = rng.randrange(2**32), rng.choice([None, rng.randrange(2**62)])
+                    want = _built_the_long_way(shape, dtype, style, seed, bound, salt)
+                    got = strategies._materialize(shape, dtype, style, seed, bound, salt)
+                    assert type(got) is type(want) and got.dtype == want.dtype and np.shape(got) == np.shape(want)
+                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (style, bound, dtype, shape)
+                    if dtype == np.float64:  # (a float32 cast of a bound past its range overflows, as ever)
+                        assert np.all(np.abs(got) <= bound)
+
+
+def test_two_arrays_of_one_recipe_never_share_memory() -> None:
+    """Without the cast's copy each array is still its own: a test scribbling on one spoils no other."""
+    recipe = ("arrays", {"arrays": [[[3, 4], "<f8", "uniform", 5, 10.0], [[3, 4], "<f8", "uniform", 5, 10.0]]})
+    a, b = strategies.rebuild(recipe, 11)
+    c, _ = strategies.rebuild(recipe, 11)
+    assert not np.shares_memory(a, b) and not np.shares_memory(a, c)
+    a[...] = 0
+    assert np.all(b == c) and not np.all(c == 0)
+
+
+# -- warm workers -------------------------------------------------------------------------------
+def test_a_settled_worker_still_collects_and_grades_as_before(tmp_path: Path) -> None:
+    """After the second submission the worker freezes what it keeps; later garbage is still collected."""
+    from attn_practice.grader.course import default_course
+    from attn_practice.grader.staff import worker
+    from attn_practice.grader.staff.batch import options_for
+
+    subs = [make_submission(tmp_path / f"s{i}", {1: "wrong_dot_not_batched"} if i % 2 else None,
+                            steps=["step1_scores"]) for i in range(4)]
+    options = options_for(default_course(), secret="class-rate-test")
+    gc.unfreeze()
+    try:
+        with worker.batch_engine(options) as engine:
+            reports = []
+            for i, sub in enumerate(subs):
+                reports.append(worker.grade_with(engine, sub, ["step1"], label=f"s{i}"))
+                if i == 0:
+                    assert gc.get_freeze_count() == 0
+            assert gc.get_freeze_count() > 0 and engine in worker._SETTLED
+
+            class Cycle:
+                pass
+
+            loop = Cycle()
+            loop.me = loop  # type: ignore[attr-defined]
+            del loop
+            assert gc.collect() >= 1  # garbage made after settling is found as before
+        with worker.batch_engine(options) as fresh:
+            again = [worker.grade_with(fresh, sub, ["step1"], label=f"s{i}") for i, sub in enumerate(subs)]
+    finally:
+        gc.unfreeze()
+    assert [r.score for r in reports] == [1.0, 0.0, 1.0, 0.0]
+    assert [without_timings(r.to_dict()) for r in reports] == [without_timings(r.to_dict()) for r in again]
+
+
+def test_only_an_engine_sure_of_more_collects_the_whole_session_for_its_first(tmp_path: Path) -> None:
+    """A lone `grade` keeps pytest on its own steps; a worker of a class collects every suite once, at once."""
+    from attn_practice.grader.course import default_course
+    from attn_practice.grader.staff import worker
+    from attn_practice.grader.staff.batch import options_for
+
+    sub = make_submission(tmp_path / "s", steps=["step1_scores"])
+    options = options_for(default_course(), secret="class-rate-test")
+    reports = []
+    for many in (False, True):
+        with worker.batch_engine(options, many=many) as engine:
+            reports.append(worker.grade_with(engine, sub, ["step1"], label="s"))
+            assert (engine.suites.session is not None) is many
+    assert without_timings(reports[0].to_dict()) == without_timings(reports[1].to_dict())
+
+
+def test_pool_workers_run_blas_on_one_thread_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attn_practice.grader.staff import batch
+
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's own choice stands
+    batch._one_blas_thread()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
+    assert os.environ["OMP_NUM_THREADS"] == "3"
+
+
+# -- the wire: one write per message, a deadline over all of it ---------------------------------
+@pytest.mark.parametrize("columns", [4, 4096, 400_000])  # joined (small, wide) and piecewise (past JOIN_BYTES)
+def test_messages_of_every_size_arrive_whole(columns: int) -> None:
+    a, b = socket.socketpair()
+    arrays = [np.arange(3 * columns, dtype=np.float64).reshape(3, columns), np.ones(5, dtype=np.float32)]
+    blobs: list[bytes] = []
+    specs = protocol.pack_values(arrays, blobs)
+    got: list[Any] = []
+    reader = threading.Thread(target=lambda: got.append(protocol.recv(b, deadline=time.monotonic() + 60)))
+    reader.start()
+    protocol.send(a, {"op": "x", "v": specs}, blobs, deadline=time.monotonic() + 60)
+    reader.join(60)
+    a.close()
+    b.close()
+    header, back = got[0]
+    for want, have in zip(arrays, protocol.unpack_values(header["v"], back), strict=True):
+        assert have.dtype == want.dtype and np.array_equal(have, want)
+
+
+@pytest.mark.parametrize("size", [64 * 1024, protocol.JOIN_BYTES + 1])
+def test_a_peer_that_never_reads_cannot_hold_a_send_past_its_deadline(size: int) -> None:
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    t0 = time.monotonic()
+    with pytest.raises((TimeoutError, OSError)):
+        protocol.send(a, {"op": "x"}, [b"\0" * size, b"\1" * 10], deadline=t0 + 0.5)
+    assert time.monotonic() - t0 < 15.0  # the deadline, not the peer, ended it
+    a.close()
+    b.close()
+
+
+# -- the whole path, where users meet it ------------------------------------------------------------
+@pytest.mark.slow
+def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> None:
+    """`grade --jobs 2` on a class past the point where workers settle: same report twice, right verdicts."""
+    subs = []
+    for i in range(6):
+        wrong = {3: "wrong_softmax_global"} if i % 3 == 1 else {5: "wrong_scale_by_dv"} if i % 3 == 2 else None
+        subs.append(str(make_submission(tmp_path / f"s{i}", wrong)))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), ATTN_PRACTICE_CACHE=str(tmp_path / "xdg" / "r"))
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / f"{run}.json"
+        subprocess.run([*_console_script(), "grade", *subs, "--format", "json", "--no-cache", "--jobs", "2",
+                        "--out", str(out)], env=env, check=False, capture_output=True, timeout=600)
+        outs.append(json.loads(out.read_text()))
+    assert without_timings(outs[0]) == without_timings(outs[1])
+    by_sub = {Path(r["submission"]).name: {s["id"]: s["status"] for s in r["steps"]} for r in outs[0]}
+    for i in range(6):
+        statuses = by_sub[f"s{i}"]
+        failing = {k for k, v in statuses.items() if v != "passed"}
+        assert failing == ({"step3"} if i % 3 == 1 else {"step5"} if i % 3 == 2 else set()), (i, statuses)
+
