@@ -154,11 +154,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # none is part of grading, and what else is installed must not shape a run (as for
     # pytest, whose plugin autoload is off too). Batch workers inherit this.
     os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
-    # One BLAS thread, as in the sandboxes: the grader's arrays are small, and OpenBLAS's
-    # extra threads spin on the core the sandbox server is starting on (~0.1 s of CPU).
-    # The same count on every machine also gives the reference's answers the same bits.
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
+    # One BLAS thread, as in the sandboxes: OpenBLAS's extra threads spin on the core the
+    # sandbox server is starting on (~0.1 s of CPU).
+    from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default
+
+    one_blas_thread_by_default()
     pause_collector()  # until the command's imports are done (see `imports_done`)
     exit_now(_run(lambda: cli.main(args=argv, prog_name="attn-practice", standalone_mode=False)))
 

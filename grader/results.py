@@ -183,6 +183,11 @@ class StepResult:
     def diagnosis_ids(self) -> list[str]:
         return [d.id for d in self.diagnoses]
 
+    @property
+    def grader_failed(self) -> bool:
+        """Some test's outcome here is the grader's own failure, not a verdict (CONTRACT 4.4)."""
+        return any(t.failure is not None and t.failure.kind.grader_fault for t in self.tests)
+
 
 @dataclass(frozen=True)
 class GradeReport:
@@ -225,8 +230,7 @@ class GradeReport:
     @property
     def grader_failed(self) -> bool:
         """Some step's outcome is the grader's own failure, not a verdict (CONTRACT 4.4)."""
-        return any(t.failure is not None and t.failure.kind.grader_fault
-                   for s in self.steps for t in s.tests)
+        return any(s.grader_failed for s in self.steps)
 
     def step(self, step_id: str) -> StepResult:
         for s in self.steps:

@@ -184,7 +184,7 @@ def test_pool_workers_run_blas_on_one_thread_unless_told_otherwise(monkeypatch: 
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's own choice stands
-    batch._one_blas_thread()
+    batch.one_blas_thread_by_default()
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
     assert os.environ["OMP_NUM_THREADS"] == "3"
 

@@ -83,8 +83,7 @@ def _test_output(step: StepResult, fmt: str) -> str:
 
 def _summary(report: GradeReport, fmt: str) -> str:
     lines = [f"attn-practice: {num(report.score)}/{num(report.max_score)} points."]
-    failed = [s.id for s in report.steps if any(t.failure is not None and t.failure.kind.grader_fault
-                                                for t in s.tests)]
+    failed = [s.id for s in report.steps if s.grader_failed]
     if failed:  # CONTRACT 4.4: said first, so no one reads the score as a verdict
         lines.append(f"The autograder itself failed while grading {', '.join(failed)}: the points "
                      "missing there are not a verdict on your code. Please tell your instructor; "

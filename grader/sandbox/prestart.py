@@ -18,6 +18,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+#: The BLAS libraries' thread counts: one thread in every sandbox, and by default in the grader.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread_by_default() -> None:
+    """One BLAS thread for this process and what it starts, unless the user set a count.
+
+    The grader's arrays are small; a thread per core in every process spins beside the
+    sandboxes and the other workers, and the same count everywhere gives the same bits.
+    """
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
+
 _READY: tuple[subprocess.Popen[bytes], socket.socket, Path] | None = None
 
 
@@ -118,9 +131,7 @@ def spawn_zygote(root: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
+        **dict.fromkeys(BLAS_THREADS, "1"),
         "HOME": str(root),
         "TMPDIR": str(root),
         # The grader's own temp dir, for the jail to hide (read and dropped by the zygote).

@@ -28,6 +28,7 @@ from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
 from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
+from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default
 from attn_practice.grader.staff.cache import PLACEHOLDER
 from attn_practice.grader.staff.worker import batch_engine, grade_with
 from attn_practice.grader.staff.worker import grader_error as _grader_error
@@ -93,19 +94,9 @@ def _grade_one(path: str, label: str, step_ids: list[str],
     return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
 
 
-def _one_blas_thread() -> None:
-    """Workers (started after this) run BLAS on their own thread: one worker per core already.
-
-    NumPy's BLAS otherwise starts a thread per core in every worker, which spin
-    beside the other workers and the sandboxes. A value the user set is kept.
-    """
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
-
-
 def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
     """Processes that each hold one warm Engine (see `_grade_one`)."""
-    _one_blas_thread()
+    one_blas_thread_by_default()  # the workers, started after this, inherit it
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_init_worker, initargs=(options,))
 
@@ -261,7 +252,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
     this process instead.
     """
     ctx = multiprocessing.get_context("spawn")
-    _one_blas_thread()
+    one_blas_thread_by_default()  # the workers, started after this, inherit it
     pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
     deaths: dict[int, int] = {}
     failed_starts = 0
