@@ -222,3 +222,51 @@ def test_dask_local_on_the_command_line_reports_what_the_local_pool_does(tmp_pat
         runs[how[1]] = without_timings(json.loads(proc.stdout))
     assert runs["local"] == runs["2"]
     assert [r["score"] for r in runs["local"]] == [5.0, 4.0, 4.0]
+
+
+def test_a_task_carries_a_few_submissions_and_the_tail_one_each():
+    assert dist.per_task(200, window=12, threads=2) == dist.MAX_PER_TASK
+    assert dist.per_task(3, window=12, threads=2) == 1  # the end of a class: no worker left idle
+    assert dist.per_task(200, window=2, threads=2) == 1  # a window of two: one per task
+
+
+def test_a_task_that_fails_whole_is_graded_again_one_per_task(tmp_path, fake_engine, in_process_cluster,
+                                                              monkeypatch):
+    """A worker lost under a task of several: each submission is graded again alone, so
+    only the one that brings a worker down loses its report."""
+    monkeypatch.setattr(dist, "IN_FLIGHT_PER_THREAD", 6)
+    subs = [_submission(tmp_path / f"s{i:02d}") for i in range(12)]
+    log = tmp_path / "sizes"  # the task may run on a copy of this function: a file, not a list
+    real = dist.grade_payloads
+
+    def grade_payloads(payloads, **kw):
+        with open(log, "a") as f:
+            f.write(f"{len(payloads)}\n")
+        if any(p["name"].endswith("s05") for p in payloads):
+            raise RuntimeError("worker lost")
+        return real(payloads, **kw)
+
+    monkeypatch.setattr(dist, "grade_payloads", grade_payloads)
+    got = dict(dist.grade_on_dask(subs, in_process_cluster.scheduler_address))
+    assert sorted(got) == list(range(12))
+    assert max(int(n) for n in log.read_text().split()) > 1  # submissions travelled several per task
+    assert "worker lost" in got[5].error
+    assert not any(got[i].error for i in range(12) if i != 5)
+    assert [got[i].submission for i in range(12)] == [str(s) for s in subs]
+
+
+@pytest.mark.slow
+def test_local_cluster_workers_run_without_the_profilers(tmp_path):
+    """`--dask local`: the statistical profiler and GIL monitor are off on the workers, which
+    grade with one BLAS thread and one malloc arena (as the local pool's workers do)."""
+    pytest.importorskip("distributed")
+    import os
+
+    import dask
+
+    with dist._connect("local", None, 1) as client:
+        assert set(client.run(dask.config.get, "distributed.worker.profile.enabled").values()) == {False}
+        assert set(client.run(dask.config.get, "distributed.admin.system-monitor.gil.enabled").values()) == {False}
+        env = client.run(os.environ.get, "MALLOC_ARENA_MAX")
+        assert set(env.values()) == {os.environ.get("MALLOC_ARENA_MAX")}
+        assert set(client.run(os.environ.get, "OPENBLAS_NUM_THREADS").values()) == {os.environ.get("OPENBLAS_NUM_THREADS")}
