@@ -38,9 +38,22 @@ def test_seed(secret: str, nodeid: str) -> int:
 
 
 def seed_test(test: Any, secret: str | None, nodeid: str) -> None:
-    """Seed a Hypothesis test from `secret`, or back to the public derandomised examples (None)."""
+    """Ready a Hypothesis test to run now: seeded from `secret` (None: the public derandomised
+    examples), under the profile loaded now.
+
+    `@given` keeps the settings that were the default when the suite's module was
+    imported, and a process imports it once: an engine with other settings (a `grade`
+    without shrinking, then a `check` with it, in one `serve`, `host` or notebook
+    process) would otherwise run the test under the first engine's settings, and a
+    report would depend on what the process graded before. A test with a `@settings`
+    of its own (an instructor's private suite) keeps those.
+    """
+    from hypothesis import settings
+
     target = getattr(test, "__func__", test)
     try:
         target._hypothesis_internal_use_seed = test_seed(secret, nodeid) if secret is not None else None
+        if not getattr(target, "_hypothesis_internal_settings_applied", False):
+            target._hypothesis_internal_use_settings = settings.default
     except AttributeError:
         pass
