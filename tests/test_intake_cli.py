@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -115,8 +114,10 @@ def _build(root: Path) -> list[Path]:
     return [root / name for name in EXPECTED]
 
 
-def _grade(args: list[str], cwd: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def _grade(args: list[str], cwd: Path, cache: Path, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
     return subprocess.run([str(EXE), "grade", *args, "--cache-dir", str(cache), "--jobs", "2"],
                           cwd=cwd, capture_output=True, text=True, env=env, timeout=900)
 
@@ -128,9 +129,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root.mkdir()
     args = [str(p) for p in _build(root)]
     before = sorted(os.listdir(base))
-    temps = set(Path(tempfile.gettempdir()).glob("attn-intake-*"))
-    res = _grade([*args, "--format", "json"], root, base / "cache")
-    left = set(Path(tempfile.gettempdir()).glob("attn-intake-*")) - temps
+    # A temp folder of its own: other graders running on this machine have intake folders too.
+    tmp = tmp_path_factory.mktemp("grader-tmp")
+    res = _grade([*args, "--format", "json"], root, base / "cache", tmp)
+    left = set(tmp.glob("attn-intake-*"))
     return {"root": root, "args": args, "base": base, "json": res, "before": before, "left": left}
 
 
