@@ -54,13 +54,14 @@ def _has(modules: list[str], name: str) -> bool:
     return any(m == name or m.startswith(name + ".") for m in modules)
 
 
-def test_grade_json_of_a_passing_submission_does_not_import_rich(tmp_path):
+def test_grade_json_of_a_passing_submission_imports_neither_rich_nor_the_diagnosis(tmp_path):
     sub = _submission(tmp_path / "alice")
     proc, modules = _imported(["grade", str(sub), "--format", "json", "--no-cache"], tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert json.loads(proc.stdout)["score"] == 5.0
     assert "pytest" in modules  # the run really graded
     assert not _has(modules, "rich"), "rich is for terminals and --format rich only"
+    assert not _has(modules, DIAGNOSIS), "the diagnosis is for failing steps only"
 
 
 def test_grade_of_a_failing_submission_still_names_the_mistake(tmp_path):
@@ -84,7 +85,7 @@ def test_grade_in_this_process_starts_the_sandbox_server_before_importing_the_en
         assert started < modules.index(heavy), f"{heavy} was imported before the zygote started"
 
 
-def test_check_of_a_passing_step_skips_unused_rich_parts(tmp_path):
+def test_check_of_a_passing_step_skips_the_diagnosis_and_unused_rich_parts(tmp_path):
     ws = make_workspace(tmp_path)
     correct_solutions(ws, ("step3",))
     proc, modules = _imported(["check", "step3"], ws)
@@ -92,6 +93,7 @@ def test_check_of_a_passing_step_skips_unused_rich_parts(tmp_path):
     assert "Passed step3" in proc.stdout
     started = modules.index("attn_practice.grader.sandbox.prestart")
     assert started < modules.index("pytest")
+    assert not _has(modules, DIAGNOSIS)
     for unused in ("rich.table", "rich.panel", "rich.markdown", "rich.syntax"):
         assert unused not in modules, f"{unused} is not needed to show a passing step"
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from attn_practice import __version__
 from attn_practice.grader.catalog import Exercise, core_steps, load_catalog
-from attn_practice.grader.engine.diagnose import diagnose
 from attn_practice.grader.engine.hypothesis_setup import configure_hypothesis
 from attn_practice.grader.engine.plugin import run_suites, suite_files
 from attn_practice.grader.engine.replay import ExampleReplay, store_path
@@ -379,6 +378,9 @@ def _step_error(ex: Exercise, points: float, status: Status, failure: Failure, o
 
 
 def _diagnose(ex: Exercise, ctx: StepContext) -> list[Diagnosis]:
+    # Imported on the first failing step: a passing check or grade never pays for it.
+    from attn_practice.grader.engine.diagnose import diagnose
+
     try:
         return list(diagnose(ex.id, ctx.learner, list(ctx.failing_inputs)))
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a reason to crash
