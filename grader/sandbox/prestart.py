@@ -67,7 +67,14 @@ def memory_temp_dir(size: int) -> str | None:
     """Where the grader itself may unpack `size` bytes for a moment: /dev/shm when usable and
     `size` is small (a Dask payload: ~6 ms of a disk's journal and inodes per submission saved),
     else None (the system temp dir). Hidden from sandboxes like every temp folder."""
-    return SHM if size <= SMALL_IN_MEMORY and _shm_usable() else None
+    if size > SMALL_IN_MEMORY:
+        return None
+    if not _SHM_OK:  # read /proc/self/mounts once, not per payload
+        _SHM_OK.append(_shm_usable())
+    return SHM if _SHM_OK[0] else None
+
+
+_SHM_OK: list[bool] = []
 
 
 #: Most bytes `memory_temp_dir` puts in memory (step files are a few kB).

@@ -10,7 +10,6 @@ submission's original path.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import json
 import os
@@ -146,10 +145,17 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def _failed_report(name: str, what: BaseException | str) -> GradeReport:
-    text = what if isinstance(what, str) else f"{type(what).__name__}: {what}"
+def _text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _failed_report(name: str, what: str) -> GradeReport:
     return GradeReport(submission=name, grader_version=__version__,
-                       error=f"grading on the Dask cluster failed: {text}")
+                       error=f"grading on the Dask cluster failed: {what}")
+
+
+#: The key of a submission's place in `grade_payloads`' answer when its grading raised.
+FAILED = "__grading_failed__"
 
 
 def grade_payloads(payloads: Sequence[dict[str, Any]], **grade_kwargs: Any) -> list[dict[str, Any]]:
@@ -165,12 +171,10 @@ def grade_payloads(payloads: Sequence[dict[str, Any]], **grade_kwargs: Any) -> l
         try:
             out.append(grade_payload(payload, **grade_kwargs))
         except Exception as exc:  # noqa: BLE001 - one submission's trouble is its own report
-            out.append({FAILED: f"{type(exc).__name__}: {exc}"})
+            out.append({FAILED: _text(exc)})
     return out
 
 
-#: The key of a submission's place in `grade_payloads`' answer when its grading raised.
-FAILED = "__grading_failed__"
 #: Submissions in flight per worker thread: enough to keep workers busy, few enough that
 #: the scheduler never holds a whole class (payloads are streamed, not sent up front).
 IN_FLIGHT_PER_THREAD = 6
@@ -260,25 +264,19 @@ def grade_on_dask(
     with _connect(address, security, workers) as client:
         threads = sum((client.nthreads() or {}).values()) or 1
         window = max(2, IN_FLIGHT_PER_THREAD * threads)
-        pending = collections.deque(range(len(paths)))
-        alone: set[int] = set()  # in a task that failed as a whole: graded again, one per task
+        taken = 0  # submissions read and sent so far, in order
         running: Any = distributed.as_completed()
         futures: dict[Any, list[int]] = {}
 
-        def in_flight() -> int:
-            return sum(len(chunk) for chunk in futures.values())
-
-        def submit_next() -> Iterator[tuple[int, GradeReport]]:
-            """Send the next few submissions as one task; reports at once for unreadable ones."""
-            size = 1 if pending and pending[0] in alone else per_task(len(pending), window, threads)
+        def send(indices: Sequence[int]) -> Iterator[tuple[int, GradeReport]]:
+            """Send `indices` as one task; a report at once for each that cannot be read."""
             chunk: list[int] = []
             payloads: list[dict[str, Any]] = []
-            while pending and len(chunk) < size and (len(chunk) == 0 or pending[0] not in alone):
-                index = pending.popleft()
+            for index in indices:
                 try:
                     payload = submission_payload(paths[index])
                 except Exception as exc:  # noqa: BLE001 - one unreadable submission never loses the class
-                    yield index, _failed_report(names[index], exc)
+                    yield index, _failed_report(names[index], _text(exc))
                     continue
                 payload["name"] = names[index]
                 if step_ids is not None and step_ids[index] is not None:
@@ -291,8 +289,11 @@ def grade_on_dask(
                 running.add(future)
 
         def fill() -> Iterator[tuple[int, GradeReport]]:
-            while pending and in_flight() < window:
-                yield from submit_next()
+            nonlocal taken
+            while taken < len(paths) and sum(map(len, futures.values())) < window:
+                size = per_task(len(paths) - taken, window, threads)
+                first, taken = taken, min(taken + size, len(paths))
+                yield from send(range(first, taken))
 
         yield from fill()
         while futures:
@@ -300,20 +301,19 @@ def grade_on_dask(
             chunk = futures.pop(future)
             try:
                 results = future.result()
-            except Exception as exc:  # the worker's failure: alone, each submission is its own report
+            except Exception as exc:  # the worker's failure: each submission graded again, alone
+                future.release()
                 if len(chunk) > 1:
-                    alone.update(chunk)
-                    pending.extendleft(reversed(chunk))
-                    future.release()
-                    yield from fill()
+                    for index in chunk:
+                        yield from send([index])
                     continue
-                results = [{FAILED: f"{type(exc).__name__}: {exc}"}]
+                results = [{FAILED: _text(exc)}]
             future.release()
             for index, data in zip(chunk, results, strict=True):
                 try:
                     report = _failed_report(names[index], data[FAILED]) if FAILED in data \
                         else GradeReport.from_dict(data)
                 except Exception as exc:  # noqa: BLE001 - a malformed answer is this submission's report
-                    report = _failed_report(names[index], exc)
+                    report = _failed_report(names[index], _text(exc))
                 yield index, report
             yield from fill()
