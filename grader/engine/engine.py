@@ -1,9 +1,10 @@
 """The one engine behind `check`, `grade`, notebooks and batch runs.
 
-For one submission: validate each step file, spawn a sandbox per step (see
-`launcher`), run the hidden pytest + Hypothesis suites in *this* process
-against those sandboxes, collect every outcome into the report model, and
-name known mistakes for failed steps. An `Engine` is reusable: batch
+For one submission: validate each step file, load the steps into one
+sandbox (see `launcher`, `shared`), run the hidden pytest + Hypothesis
+suites in *this* process against it, grade every step that did not pass
+there again in a sandbox of its own, collect every outcome into the report
+model, and name known mistakes for failed steps. An `Engine` is reusable: batch
 grading keeps one per worker so pytest, Hypothesis and the zygote are paid
 for once.
 """
@@ -42,6 +43,7 @@ from attn_practice.grader.sandbox.learner import (
     LoadInfo,
     close_learners,
 )
+from attn_practice.grader.sandbox.shared import SharedSandbox
 from attn_practice.grader.sandbox.submission import read_regular_file, sandbox_files
 from attn_practice.grader.suites.assertions import StepContext
 from attn_practice.reference import attention as reference
@@ -67,6 +69,9 @@ class RunOptions:
     known_failing: frozenset[str] = frozenset()  # steps not graded now but known to fail (check)
     known_unchecked: frozenset[str] = frozenset()  # steps the learner has not checked yet
     speed_notes: bool = False  # time a passing solution against the reference (learners' check)
+    #: all of a submission's steps in one sandbox, a step that does not pass there graded
+    #: again alone (see `sandbox.shared`); False: a sandbox per step from the start
+    shared_sandbox: bool = True
     persist_examples: bool = True  # keep recorded Hypothesis examples on disk (see replay.py)
     #: grade: every generated example is drawn from this secret (CONTRACT 4.3, see secret.py);
     #: None: the public derandomised examples (check, notebooks)
@@ -122,47 +127,32 @@ class Engine:
         configure_hypothesis(self.options.max_examples, self.options.shrink)
         salt = self._salt(submission, files)
         self.replay.salt = salt
+        budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
         contexts: dict[str, StepContext] = {}
         early: dict[str, StepResult] = {}
         learners: list[Learner] = []
-        budget = Budget(self.options.limits.submission_timeout)  # shared by all its steps
-        by_id = {ex.id: ex for ex in steps}
+        display_dir = "" if files is not None else label
+        shared = self._shared_sandbox(submission, steps, display_dir, files)
         try:
-            for ex in steps:
-                problem = None if files is not None else _file_problem(submission, ex)
-                if problem is not None:
-                    early[ex.id] = problem if isinstance(problem, StepResult) else _step_error(
-                        ex, self._points(ex), Status.ERROR, problem)
-                    continue
-                learner = Learner(
-                    self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
-                    params=ex.params, limits=self._limits(ex),
-                    display_dir="" if files is not None else label, files=files,
-                    shims=reference_shims(ex) if self.options.reference_steps else None,
-                    budget=budget,
-                )
-                learner.layout_salt = salt or 0
-                learners.append(learner)
-                learner.begin_load()  # every step's sandbox imports at once
-            infos = {learner.step_id: learner.load() for learner in learners}
-            for learner in learners:
-                info = infos[learner.step_id]
-                if len(learners) > 1 and _unfair_load(info, budget):
-                    # Imported beside the others, a step spinning at import could have
-                    # starved this one of CPU (or memory): judge it again, alone.
-                    learner.close()
-                    learner.load_info = None
-                    learner.output, learner.output_size = [], 0
-                    info = learner.load()
-                ex = by_id[learner.step_id]
-                if not info.ok:
-                    assert info.failure is not None
-                    early[ex.id] = _step_error(ex, self._points(ex), Status.ERROR, info.failure,
-                                               output="".join(learner.output))
-                    learner.close()
-                    continue
-                contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
+            self._load(steps, submission, files, display_dir, salt, budget, shared, contexts, early, learners)
             outcomes = self.suites.run(contexts) if contexts else {}
+            if shared is not None:
+                shared.close()
+                # Credited only when it passed beside the others: any other outcome is judged
+                # again in a sandbox of the step's own, and that report is the one given.
+                again = [ex for ex in steps if _ran_shared(ex.id, learners) and not (
+                    ex.id in contexts and _all_passed(outcomes.get(ex.id, [])))]
+                if again:
+                    for ex in again:
+                        contexts.pop(ex.id, None)
+                        early.pop(ex.id, None)
+                    close_learners([lr for lr in learners if lr.step_id in {ex.id for ex in again}])
+                    # A budget of their own: time spent beside the others is not theirs to pay.
+                    budget = Budget(self.options.limits.submission_timeout)
+                    fresh: dict[str, StepContext] = {}
+                    self._load(again, submission, files, display_dir, salt, budget, None, fresh, early, learners)
+                    contexts.update(fresh)
+                    outcomes.update(self.suites.run(fresh) if fresh else {})
             results = []
             for ex in steps:
                 if ex.id in early:
@@ -172,6 +162,8 @@ class Engine:
                 results.append(self._step_result(ex, ctx, outcomes.get(ex.id, [])))
         finally:
             close_learners(learners)
+            if shared is not None:
+                shared.close()
         if self.replay.dirty:
             self.replay.save()
         results = add_dependency_notes(
@@ -180,6 +172,63 @@ class Engine:
             self.options.known_unchecked)
         return GradeReport(submission=label, steps=tuple(results), duration=time.perf_counter() - t0,
                            grader_version=__version__)
+
+    def _load(self, steps: Sequence[Exercise], submission: Path, files: dict[str, bytes] | None,
+              display_dir: str, salt: int | None, budget: Budget, shared: SharedSandbox | None,
+              contexts: dict[str, StepContext], early: dict[str, StepResult], learners: list[Learner]) -> None:
+        """Load `steps`' modules: a context to test for each that loads, a result for each that cannot."""
+        by_id = {ex.id: ex for ex in steps}
+        started: list[Learner] = []
+        for ex in steps:
+            problem = None if files is not None else _file_problem(submission, ex)
+            if problem is not None:
+                early[ex.id] = problem if isinstance(problem, StepResult) else _step_error(
+                    ex, self._points(ex), Status.ERROR, problem)
+                continue
+            learner = Learner(
+                self.launcher, submission, step_id=ex.id, module=ex.module, function=ex.function,
+                params=ex.params, limits=self._limits(ex), display_dir=display_dir, files=files,
+                shims=reference_shims(ex) if self.options.reference_steps else None,
+                budget=budget, shared=shared,
+            )
+            learner.layout_salt = salt or 0
+            learners.append(learner)
+            started.append(learner)
+            learner.begin_load()  # every step's import starts at once (in its sandbox, or in turn in the shared one)
+        infos = {learner.step_id: learner.load() for learner in started}
+        for learner in started:
+            info = infos[learner.step_id]
+            if len(started) > 1 and not learner.used_shared and _unfair_load(info, budget):
+                # Imported beside the others, a step spinning at import could have
+                # starved this one of CPU (or memory): judge it again, alone.
+                learner.close()
+                learner.load_info = None
+                learner.output, learner.output_size = [], 0
+                info = learner.load()
+            ex = by_id[learner.step_id]
+            if not info.ok:
+                assert info.failure is not None
+                early[ex.id] = _step_error(ex, self._points(ex), Status.ERROR, info.failure,
+                                           output="".join(learner.output))
+                learner.close()
+                continue
+            contexts[ex.id] = StepContext(ex, learner, reference.FUNCTIONS[ex.function])
+
+    def _shared_sandbox(self, submission: Path, steps: Sequence[Exercise], display_dir: str,
+                        files: dict[str, bytes] | None) -> SharedSandbox | None:
+        """One sandbox for all of `steps` when they may share one: same limits, no reference shims.
+
+        Not for a learner's check (`speed_notes`): a speed note times a passing
+        step in a sandbox of its own, and a check is one learner's, not a class's.
+        """
+        if (not self.options.shared_sandbox or self.options.reference_steps or self.options.speed_notes
+                or len(steps) < 2):
+            return None
+        limits = {replace(self._limits(ex), call_timeout=None) for ex in steps}
+        if len(limits) != 1:
+            return None
+        return SharedSandbox(self.launcher, submission, limits=self._limits(steps[0]),
+                             display_dir=display_dir, files=files)
 
     def _salt(self, submission: Path, files: dict[str, bytes] | None) -> int | None:
         """grade: inputs rebuilt per submission from the secret and its bytes; check: None (public)."""
@@ -277,6 +326,14 @@ def short_echo(tests: Sequence[TestResult]) -> list[TestResult]:
         shown = shown or bool(t.failure.details or t.failure.repro)
         out.append(replace(t, failure=f, message=summary))
     return out
+
+
+def _ran_shared(step_id: str, learners: Sequence[Learner]) -> bool:
+    return any(learner.used_shared for learner in learners if learner.step_id == step_id)
+
+
+def _all_passed(tests: Sequence[TestResult]) -> bool:
+    return bool(tests) and all(t.status is Status.PASSED for t in tests)
 
 
 def _unfair_load(info: LoadInfo, budget: Budget) -> bool:

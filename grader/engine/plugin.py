@@ -68,10 +68,12 @@ class _SuitePlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """Run tests through the example replay, their calls batched (see `ExampleReplay`)."""
+        ctx = pyfuncitem.funcargs.get("step")
+        if isinstance(ctx, StepContext) and self._regraded_alone(ctx, _step_of(pyfuncitem)):
+            return True  # this step's outcomes here are never reported (see engine.Engine.grade)
         if self.replay is None:
             return None
         funcargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        ctx = funcargs.get("step")
         if isinstance(ctx, StepContext):
             self._noted[pyfuncitem.nodeid] = ctx.noted
         hyp = getattr(pyfuncitem.obj, "hypothesis", None)
@@ -80,6 +82,15 @@ class _SuitePlugin:
         else:
             self.replay.run(pyfuncitem, hyp, funcargs, shrink=self.shrink)
         return True
+
+    def _regraded_alone(self, ctx: StepContext, step_id: str | None) -> bool:
+        """A step that ran in a submission's shared sandbox and has failed a test there.
+
+        The engine grades it again in a sandbox of its own and reports only
+        that run, so its remaining tests here would be work thrown away.
+        """
+        return bool(getattr(ctx.learner, "used_shared", False)) and any(
+            t.status is not Status.PASSED for t in self.outcomes.get(step_id or "", ()))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:

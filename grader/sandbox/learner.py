@@ -61,6 +61,7 @@ from attn_practice.grader.sandbox.prefetch import (
     single_reply,
 )
 from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
+from attn_practice.grader.sandbox.shared import SharedSandbox
 
 
 class Learner:
@@ -74,7 +75,7 @@ class Learner:
     def __init__(self, launcher: Launcher, submission: Path, *, step_id: str, module: str,
                  function: str, params: Sequence[str], limits: Limits, display_dir: str = "",
                  files: dict[str, bytes] | None = None, shims: dict[str, str] | None = None,
-                 budget: Budget | None = None, signature: str = ""):
+                 budget: Budget | None = None, signature: str = "", shared: SharedSandbox | None = None):
         self.launcher = launcher
         self.submission = submission
         self.step_id = step_id
@@ -91,6 +92,11 @@ class Learner:
         self.shims = shims or {}
         self.budget = budget
         self.sandbox: Sandbox | None = None
+        #: The submission's one sandbox for all its steps (see `shared`), or None: one of its own.
+        self.shared = shared
+        #: Loaded in the shared sandbox, and calls made there: see `used_shared`.
+        self._shared_load = False
+        self._shared_calls = 0
         self.load_info: LoadInfo | None = None
         self.output = []
         self.output_size = 0  # kept for callers that reset it with `output`
@@ -127,10 +133,13 @@ class Learner:
             self.load_info = LoadInfo(False, failure=self._budget_failure())
             return self.load_info
         try:
-            self.sandbox = self.launcher.spawn(
-                self.submission, module=self.module, function=self.function, params=self.params,
-                limits=self.limits, display_dir=self.display_dir, files=self.files,
-            )
+            self.sandbox = self.shared.take(self.module, self.function, self.params) if self.shared else None
+            self._shared_load = self.sandbox is not None
+            if self.sandbox is None:
+                self.sandbox = self.launcher.spawn(
+                    self.submission, module=self.module, function=self.function, params=self.params,
+                    limits=self.limits, display_dir=self.display_dir, files=self.files,
+                )
         except (RuntimeError, OSError) as exc:
             self.load_info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.INTERNAL,
@@ -143,7 +152,9 @@ class Learner:
         load_timeout = self._timeout(self.limits.load_timeout)
         try:
             deadline: float | BaseException = self.sandbox.send(
-                {"op": "load", "shims": self.shims}, [], timeout=load_timeout)
+                {"op": "load", "shims": self.shims, "module": self.module, "function": self.function,
+                 "params": list(self.params), "call_timeout": float(self.limits.call_timeout or 0)},
+                [], timeout=load_timeout)
         except (CallTimeout, SandboxDied) as exc:
             deadline = exc  # reported by load(), as if it came with the reply
         self._pending_load = (deadline, load_timeout)
@@ -204,10 +215,23 @@ class Learner:
         self.load_info = info
         return info
 
+    @property
+    def used_shared(self) -> bool:
+        """Some of this step's outcome came from the shared sandbox: the engine credits it only if
+        it passed. (A step reloaded alone before any call of its ran there is wholly its own.)"""
+        return self._shared_load or self._shared_calls > 0
+
+    def _to_shared(self) -> None:
+        """Count a request about to go to the shared sandbox (see `used_shared`)."""
+        if self.shared is not None and self.shared.owns(self.sandbox):
+            self._shared_calls += 1
+
     def close(self) -> None:
+        """Close this step's sandbox (a shared one is only let go: its owner closes it)."""
         self._pending_load = None
         if self.sandbox is not None:
-            self.sandbox.close()
+            if not (self.shared is not None and self.shared.owns(self.sandbox)):
+                self.sandbox.close()
             self.sandbox = None
 
 
@@ -250,9 +274,10 @@ class Learner:
             spec["layouts"] = ["c"] * len(spec["layouts"])
         self.last_layouts = spec["layouts"]
         # A single call is a batch of one: the sandbox runs every call the same way.
-        header = {"op": "call_many", "calls": [spec]}
+        header = {"op": "call_many", "module": self.module, "calls": [spec]}
         t0 = time.perf_counter()
         call_timeout = self._timeout(self.limits.call_timeout)
+        self._to_shared()
         try:
             reply, out_blobs = self.sandbox.request(
                 header, blobs, timeout=call_timeout, max_bytes=16 * max_elements + (1 << 20))
@@ -355,8 +380,10 @@ class Learner:
         timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
         order = batch_order(self.layout_salt, n)  # drawn from the salt: the suite's order tells nothing
         t0 = time.perf_counter()
+        self._to_shared()
         try:
-            reply, out_blobs = self.sandbox.request({"op": "call_many", "calls": [packed.specs[i] for i in order]},
+            reply, out_blobs = self.sandbox.request({"op": "call_many", "module": self.module,
+                                                     "calls": [packed.specs[i] for i in order]},
                                                     list(packed.blobs), timeout=timeout,
                                                     max_bytes=packed.reply_limit)
         except (CallTimeout, SandboxDied, protocol.ProtocolError):
@@ -445,14 +472,14 @@ def _stopped(reply: Any) -> bool:
 
 def close_learners(learners: Sequence[Learner]) -> None:
     """Close every learner's sandbox at once (see `close_sandboxes`)."""
-    by_launcher: dict[int, list[Sandbox]] = {}
+    by_launcher: dict[int, dict[int, Sandbox]] = {}  # a shared sandbox once, however many steps hold it
     for learner in learners:
         learner._pending_load = None
         if learner.sandbox is not None:
-            by_launcher.setdefault(id(learner.sandbox.launcher), []).append(learner.sandbox)
+            by_launcher.setdefault(id(learner.sandbox.launcher), {})[id(learner.sandbox)] = learner.sandbox
             learner.sandbox = None
     for sandboxes in by_launcher.values():
-        close_sandboxes(sandboxes)
+        close_sandboxes(list(sandboxes.values()))
 
 
 def _stub_signature(step_id: str, function: str) -> str:

@@ -1,4 +1,4 @@
-"""Inside the sandbox: import ONE learner module and answer calls, returning plain data.
+"""Inside the sandbox: import the learner's step modules and answer calls, returning plain data.
 
 Runs in a forked child after `jail.enter` has locked it down. `start` gives
 the learner a fresh interpreter-level state (streams, argv, cwd, sys.path,
@@ -6,6 +6,13 @@ the grader's package unimportable), then `Server` answers `load`, `call`
 and `call_many` requests (see `protocol`). Whatever comes back from
 learner code is converted to a plain numeric array (`to_plain_array`) or a
 refusal; exceptions become messages with only the learner's own frames.
+
+A sandbox serves one step, or every step of one submission (`grade`: one
+confined process per submission instead of one per step). Each `load`
+names its step's module and function; a load after the first imports every
+learner module afresh (`_forget_learner_modules`), so each step sees its own
+files as a sandbox of its own would, and each call names the module whose
+function it calls.
 
 Standard library, NumPy and `protocol` only.
 """
@@ -87,10 +94,13 @@ class Server:
         self.display_dir = str(req.get("display_dir", ""))
         self.fn: Any = None
         # Each call's own wall clock (see `call`); the grader keeps its own deadline too.
-        limit = (req.get("limits") or {}).get("call_timeout")
-        self.call_timeout = float(limit) if type(limit) in (int, float) and limit > 0 else 0.0
-        if self.call_timeout:
-            signal.signal(signal.SIGALRM, _out_of_time)
+        self.call_timeout = _seconds((req.get("limits") or {}).get("call_timeout"))
+        #: the loaded steps: module name -> (its function, its call timeout)
+        self.loaded: dict[str, tuple[Any, float]] = {}
+        #: sys.modules before any learner module was imported (see `_forget_learner_modules`)
+        self.base_modules = frozenset(sys.modules)
+        self.loads = 0
+        signal.signal(signal.SIGALRM, _out_of_time)
 
     def serve(self) -> None:
         while True:
@@ -168,11 +178,21 @@ class Server:
 
     # -- load ------------------------------------------------------------
     def load(self, header: dict[str, Any]) -> dict[str, Any]:
+        """Import one step's module (the header's, else the spawn request's) and find its function."""
+        if isinstance(header.get("module"), str) and isinstance(header.get("function"), str):
+            self.module_name, self.function_name = header["module"], header["function"]
+            params = header.get("params")
+            self.params = [str(p) for p in params] if isinstance(params, list) else []
+            if "call_timeout" in header:
+                self.call_timeout = _seconds(header.get("call_timeout"))
+        t0 = time.perf_counter()
+        if self.loads:
+            self._forget_learner_modules()
+        self.loads += 1
         shims = header.get("shims") or {}
         if isinstance(shims, dict):
             for name, source in shims.items():
                 self._install_shim(str(name), str(source))
-        t0 = time.perf_counter()
         try:
             module = importlib.import_module(self.module_name)
         except SyntaxError as exc:
@@ -213,6 +233,7 @@ class Server:
         except ValueError:
             signature = ""
         self.fn = fn
+        self.loaded[self.module_name] = (fn, self.call_timeout)
         imported = sorted(
             m for m in list(sys.modules) if m.startswith("step") and m != self.module_name
             and str(getattr(sys.modules[m], "__file__", "") or "").startswith(self.workdir)
@@ -224,6 +245,24 @@ class Server:
             "imported_steps": imported,
             "import_seconds": time.perf_counter() - t0,
         }
+
+    def _forget_learner_modules(self) -> None:
+        """Drop the learner's modules from sys.modules, so the next step imports its own afresh.
+
+        What an earlier step's import left (its module objects, their globals)
+        is then out of the next step's reach, as in a sandbox of its own. Only
+        modules loaded from the submission's folder go: NumPy's and the standard
+        library's stay imported. Whatever an earlier step did to shared state
+        (NumPy itself, builtins) is not undone here: the grader grades a step
+        that fails in a shared sandbox again in one of its own.
+        """
+        for name in [m for m in sys.modules if m not in self.base_modules]:
+            try:
+                origin = getattr(getattr(sys.modules[name], "__spec__", None), "origin", None)
+            except BaseException:  # noqa: BLE001 - a learner's module object may misbehave
+                origin = None
+            if not isinstance(origin, str) or origin.startswith(self.workdir):
+                sys.modules.pop(name, None)
 
     def _install_shim(self, name: str, source: str) -> None:
         """Give `name` reference code instead of the learner's (check --reference-steps)."""
@@ -246,7 +285,7 @@ class Server:
             if not isinstance(sub, dict):
                 return {"ok": False, "kind": "internal", "message": "bad call_many"}, []
             try:
-                reply, sub_blobs = self.call(sub, blobs)
+                reply, sub_blobs = self.call(sub, blobs, header.get("module"))
             except BaseException as exc:  # noqa: BLE001 - as in serve()
                 reply, sub_blobs = {"ok": False, "kind": "exception", "phase": "call",
                                     "message": _safe_message(exc), "exc_type": "", "traceback": ""}, []
@@ -270,8 +309,12 @@ class Server:
                 break
         return {"ok": True, "replies": replies}, out
 
-    def call(self, header: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
-        if self.fn is None:
+    def call(self, header: dict[str, Any], blobs: list[bytes],
+             module: Any = None) -> tuple[dict[str, Any], list[bytes]]:
+        """Call the function of step `module` (the step loaded last when None) on the header's arguments."""
+        fn, call_timeout = self.loaded.get(module, (None, 0.0)) if isinstance(module, str) else (
+            self.fn, self.call_timeout)
+        if fn is None:
             return {"ok": False, "kind": "internal", "message": "function not loaded"}, []
         try:
             args = protocol.unpack_values(header.get("args", []), blobs)
@@ -287,12 +330,12 @@ class Server:
         t0 = time.perf_counter()
         try:
             try:
-                if self.call_timeout:
-                    signal.setitimer(signal.ITIMER_REAL, self.call_timeout)
-                result, args = protocol.invoke(self.fn, args, kwargs, header.get("layouts"),  # the one trampoline
+                if call_timeout:
+                    signal.setitimer(signal.ITIMER_REAL, call_timeout)
+                result, args = protocol.invoke(fn, args, kwargs, header.get("layouts"),  # the one trampoline
                                                before_retry=self.take_output)
             finally:
-                if self.call_timeout:
+                if call_timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
         except _OutOfTime:
             # Stopped by its own wall clock: the grader hears at once which call it was,
@@ -368,6 +411,11 @@ class Server:
             rel = os.path.relpath(filename, self.workdir)
             return os.path.join(self.display_dir, rel) if self.display_dir else rel
         return filename
+
+
+def _seconds(value: Any) -> float:
+    """A positive number of seconds from a request, else 0 (no clock of the sandbox's own)."""
+    return float(value) if type(value) in (int, float) and value > 0 else 0.0
 
 
 def _safe_message(exc: BaseException) -> str:
