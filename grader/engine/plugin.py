@@ -103,15 +103,28 @@ class _SuitePlugin:
             return
         if rep.when == "teardown" and rep.passed:
             return
-        name = _test_name(item)
-        if rep.passed:
-            self.outcomes[step_id].append(TestResult(name=name, status=Status.PASSED, duration=rep.duration))
-            return
-        if rep.skipped:
-            self.outcomes[step_id].append(TestResult(name=name, status=Status.SKIPPED, duration=rep.duration))
-            return
         exc = call.excinfo.value if call.excinfo is not None else None
-        result = _failed_test(name, exc, rep.duration)
+        self._record(item, step_id, Status.PASSED if rep.passed else Status.SKIPPED if rep.skipped else None,
+                     exc, rep.duration)
+
+    def record_call(self, item: pytest.Item, exc: BaseException | None, duration: float) -> None:
+        """The outcome of a test run by its call phase alone (see `session.SuiteSession`),
+        recorded as `pytest_runtest_makereport` records a whole protocol's."""
+        step_id = _step_of(item)
+        if step_id not in self.outcomes:
+            return
+        skipped = isinstance(exc, (pytest.skip.Exception, pytest.xfail.Exception))
+        self._record(item, step_id, Status.PASSED if exc is None else Status.SKIPPED if skipped else None,
+                     exc, duration)
+
+    def _record(self, item: pytest.Item, step_id: str, status: Status | None, exc: BaseException | None,
+                duration: float) -> None:
+        """One outcome: passed or skipped (`status`), else the failure `exc` carries."""
+        name = _test_name(item)
+        if status is not None:
+            self.outcomes[step_id].append(TestResult(name=name, status=status, duration=duration))
+            return
+        result = _failed_test(name, exc, duration)
         ctx = self.contexts[step_id]
         if ctx.noted > self._noted.get(item.nodeid, ctx.noted) and ctx.failing_inputs:
             self.sizes[id(result)] = input_size(ctx.failing_inputs[-1])

@@ -140,7 +140,7 @@ class ExampleReplay:
         self.recordings[key] = record
         # Only our own suites are covered by the store's key; an instructor's
         # extra suite may change under the same name, so it stays in memory.
-        if _is_ours(item):
+        if is_ours(item):
             self.dirty = True
 
     def _record_from_reference(self, item: pytest.Function, hyp: Any, original: Any,
@@ -170,7 +170,7 @@ class ExampleReplay:
             hyp.inner_test = original
             ctx.collecting = saved
         self.recordings[key] = record
-        if _is_ours(item):
+        if is_ours(item):
             self.dirty = True
         return record
 
@@ -178,7 +178,7 @@ class ExampleReplay:
         """A test without Hypothesis: its calls batched like one replayed example's."""
         if inspect.iscoroutinefunction(item.obj):
             raise TypeError(f"{item.nodeid}: async tests are not supported")
-        if _is_ours(item):  # an instructor's own test is never run twice
+        if is_ours(item):  # an instructor's own test is never run twice
             self._prefetch((item.nodeid, 0), [{}], item.obj, funcargs)
         try:
             item.obj(**funcargs)
@@ -329,7 +329,8 @@ def _size(v: Any) -> int:
     return 1
 
 
-def _is_ours(item: pytest.Function) -> bool:
+def is_ours(item: pytest.Item) -> bool:
+    """A test of our hidden suites (not of a course's private ones)."""
     return _in_suites_dir(str(item.path))
 
 
