@@ -62,10 +62,10 @@ def test_a_reused_session_reports_exactly_what_a_fresh_pytest_does(mixed):
         assert session is not None and session.open  # collected once, still open
         again = _grade_all(reused, list(reversed(mixed)))
         assert reused.suites.session is session  # the same session served every submission
+        # ...and our hidden tests ran by their call phase alone (a course's private tests would not)
+        assert session.call_only and session.call_only == {id(item) for item in session.items}
     assert got == expected
     assert list(reversed(again)) == expected
-    # ...and our hidden tests ran by their call phase alone (a course's private tests would not)
-    assert session.call_only and session.call_only == {id(item) for item in session.items}
     # the right steps were graded: a bonus step in one, a syntax error in another
     by_name = {r["submission"]: r for r in got}
     assert [s["id"] for s in by_name["bonus"]["steps"]][-1] == "step6"
