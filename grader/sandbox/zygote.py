@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import resource
+import select
 import signal
 import socket
 import sys
@@ -238,20 +239,37 @@ class Zygote:
                 self.exited[pid] = status
 
     def _wait(self, pid: int, deadline: float) -> int | None:
+        """`pid`'s wait status once it has exited, or None at `deadline`.
+
+        Woken by the exit itself where the kernel has pidfds (the grader waits
+        on every reap: a poll that sleeps past the exit is its time lost);
+        else polled with growing sleeps.
+        """
         delay = 0.0001
-        while True:
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                return self.exited.pop(pid, None)
-            except InterruptedError:
-                continue
-            if done:
-                return status
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.01)
+        pidfd = _pidfd(pid)
+        try:
+            while True:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    return self.exited.pop(pid, None)
+                except InterruptedError:
+                    continue
+                if done:
+                    return status
+                left = deadline - time.monotonic()
+                if left < 0:
+                    return None
+                if pidfd is not None:
+                    poller = select.poll()
+                    poller.register(pidfd, select.POLLIN)
+                    poller.poll(left * 1000)
+                else:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.01)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
 
     def _kill_uid(self, uid: int) -> None:
         """As root: fork, become `uid`, and SIGKILL everything that uid runs."""
@@ -320,6 +338,14 @@ def _json_dumps(obj: Any) -> bytes:
     import json
 
     return json.dumps(obj).encode()
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _children_by_scan(ppid: int) -> list[int]:
