@@ -97,19 +97,15 @@ def test_numpy_patched_by_one_step_does_not_fail_another(engines: Any, tmp_path:
     assert without_timings(shared.to_dict()) == without_timings(alone.to_dict())
 
 
-def test_a_crash_in_one_step_fails_that_step_only(engines: Any, tmp_path: Path) -> None:
-    step2 = "import os\n\ndef scale_scores(scores, d_k):\n    os._exit(3)\n"
-    folder = write_submission(tmp_path / "sub", {"step2": step2})
+@pytest.mark.parametrize("step, source, status", [
+    ("step2", "import os\n\ndef scale_scores(scores, d_k):\n    os._exit(3)\n", Status.ERROR),  # a crash
+    ("step3", "def softmax(x, axis=-1):\n    while True:\n        pass\n", Status.TIMEOUT),
+], ids=["crash", "timeout"])
+def test_a_crash_or_a_timeout_in_one_step_fails_that_step_only(engines: Any, tmp_path: Path, step: str,
+                                                               source: str, status: Status) -> None:
+    folder = write_submission(tmp_path / "sub", {step: source})
     shared, alone = both(engines, folder)
-    assert statuses(shared) == {**dict.fromkeys(CORE, Status.PASSED), "step2": Status.ERROR}
-    assert without_timings(shared.to_dict()) == without_timings(alone.to_dict())
-
-
-def test_a_timeout_in_one_step_fails_that_step_only(engines: Any, tmp_path: Path) -> None:
-    step3 = "def softmax(x, axis=-1):\n    while True:\n        pass\n"
-    folder = write_submission(tmp_path / "sub", {"step3": step3})
-    shared, alone = both(engines, folder)
-    assert statuses(shared) == {**dict.fromkeys(CORE, Status.PASSED), "step3": Status.TIMEOUT}
+    assert statuses(shared) == {**dict.fromkeys(CORE, Status.PASSED), step: status}
     assert without_timings(shared.to_dict()) == without_timings(alone.to_dict())
 
 

@@ -94,9 +94,9 @@ class Learner:
         self.sandbox: Sandbox | None = None
         #: The submission's one sandbox for all its steps (see `shared`), or None: one of its own.
         self.shared = shared
-        #: Loaded in the shared sandbox, and calls made there: see `used_shared`.
+        #: Loaded in the shared sandbox, and a call made there: see `used_shared`.
         self._shared_load = False
-        self._shared_calls = 0
+        self._shared_call = False
         self.load_info: LoadInfo | None = None
         self.output = []
         self.output_size = 0  # kept for callers that reset it with `output`
@@ -219,18 +219,17 @@ class Learner:
     def used_shared(self) -> bool:
         """Some of this step's outcome came from the shared sandbox: the engine credits it only if
         it passed. (A step reloaded alone before any call of its ran there is wholly its own.)"""
-        return self._shared_load or self._shared_calls > 0
+        return self._shared_load or self._shared_call
 
-    def _to_shared(self) -> None:
-        """Count a request about to go to the shared sandbox (see `used_shared`)."""
-        if self.shared is not None and self.shared.owns(self.sandbox):
-            self._shared_calls += 1
+    def _in_shared(self) -> bool:
+        """This step's sandbox now is the submission's shared one."""
+        return self.shared is not None and self.shared.owns(self.sandbox)
 
     def close(self) -> None:
         """Close this step's sandbox (a shared one is only let go: its owner closes it)."""
         self._pending_load = None
         if self.sandbox is not None:
-            if not (self.shared is not None and self.shared.owns(self.sandbox)):
+            if not self._in_shared():
                 self.sandbox.close()
             self.sandbox = None
 
@@ -277,7 +276,7 @@ class Learner:
         header = {"op": "call_many", "module": self.module, "calls": [spec]}
         t0 = time.perf_counter()
         call_timeout = self._timeout(self.limits.call_timeout)
-        self._to_shared()
+        self._shared_call |= self._in_shared()
         try:
             reply, out_blobs = self.sandbox.request(
                 header, blobs, timeout=call_timeout, max_bytes=16 * max_elements + (1 << 20))
@@ -380,7 +379,7 @@ class Learner:
         timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
         order = batch_order(self.layout_salt, n)  # drawn from the salt: the suite's order tells nothing
         t0 = time.perf_counter()
-        self._to_shared()
+        self._shared_call |= self._in_shared()
         try:
             reply, out_blobs = self.sandbox.request({"op": "call_many", "module": self.module,
                                                      "calls": [packed.specs[i] for i in order]},

@@ -9,6 +9,7 @@ Hypothesis and the engine instead of delaying the first sandbox; the
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import signal
@@ -67,20 +68,14 @@ def memory_temp_dir(size: int) -> str | None:
     """Where the grader itself may unpack `size` bytes for a moment: /dev/shm when usable and
     `size` is small (a Dask payload: ~6 ms of a disk's journal and inodes per submission saved),
     else None (the system temp dir). Hidden from sandboxes like every temp folder."""
-    if size > SMALL_IN_MEMORY:
-        return None
-    if not _SHM_OK:  # read /proc/self/mounts once, not per payload
-        _SHM_OK.append(_shm_usable())
-    return SHM if _SHM_OK[0] else None
-
-
-_SHM_OK: list[bool] = []
+    return SHM if size <= SMALL_IN_MEMORY and _shm_usable() else None
 
 
 #: Most bytes `memory_temp_dir` puts in memory (step files are a few kB).
 SMALL_IN_MEMORY = 1 << 20
 
 
+@functools.cache  # /proc/self/mounts read once per process, not per payload
 def _shm_usable() -> bool:
     try:
         st = os.lstat(SHM)

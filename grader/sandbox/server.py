@@ -92,7 +92,6 @@ class Server:
         self.params = [str(p) for p in req.get("params", [])]
         self.workdir = workdir
         self.display_dir = str(req.get("display_dir", ""))
-        self.fn: Any = None
         # Each call's own wall clock (see `call`); the grader keeps its own deadline too.
         self.call_timeout = _seconds((req.get("limits") or {}).get("call_timeout"))
         #: the loaded steps: module name -> (its function, its call timeout)
@@ -232,7 +231,6 @@ class Server:
             return {"ok": False, "kind": "signature", "message": f"{self.function_name}{_sig(fn)}"}
         except ValueError:
             signature = ""
-        self.fn = fn
         self.loaded[self.module_name] = (fn, self.call_timeout)
         imported = sorted(
             m for m in list(sys.modules) if m.startswith("step") and m != self.module_name
@@ -312,8 +310,7 @@ class Server:
     def call(self, header: dict[str, Any], blobs: list[bytes],
              module: Any = None) -> tuple[dict[str, Any], list[bytes]]:
         """Call the function of step `module` (the step loaded last when None) on the header's arguments."""
-        fn, call_timeout = self.loaded.get(module, (None, 0.0)) if isinstance(module, str) else (
-            self.fn, self.call_timeout)
+        fn, call_timeout = self.loaded.get(module if isinstance(module, str) else self.module_name, (None, 0.0))
         if fn is None:
             return {"ok": False, "kind": "internal", "message": "function not loaded"}, []
         try:

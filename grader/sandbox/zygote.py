@@ -247,6 +247,9 @@ class Zygote:
         """
         delay = 0.0001
         pidfd = _pidfd(pid)
+        poller = select.poll()
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
         try:
             while True:
                 try:
@@ -261,8 +264,6 @@ class Zygote:
                 if left < 0:
                     return None
                 if pidfd is not None:
-                    poller = select.poll()
-                    poller.register(pidfd, select.POLLIN)
                     poller.poll(left * 1000)
                 else:
                     time.sleep(delay)
