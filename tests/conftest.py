@@ -162,6 +162,24 @@ def make_workspace(parent: Path, name: str = "ws") -> Path:
     return parent / name
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _caches_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The results cache, example store and learner data of every test (in-process or in a
+    subprocess that inherits the environment) live in a temp dir, never the user's home: a
+    test run leaves nothing behind, and no run sees what an earlier run left there."""
+    base = tmp_path_factory.mktemp("xdg")
+    names = ("XDG_CACHE_HOME", "XDG_DATA_HOME")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(base / name.lower())
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A fresh workspace made by `attn-practice start` in tmp_path."""

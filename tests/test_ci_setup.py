@@ -521,8 +521,12 @@ def test_gradescope_bundle_installs_and_grades_from_a_fresh_environment(tmp_path
         assert sum(t["max_score"] for t in data["tests"]) == 6.0, name  # points: {step5: 2}
         assert data["score"] == pytest.approx(sum(t["score"] for t in data["tests"]))
         results[name] = data
-    assert results["correct"]["score"] == 6.0
-    assert results["wrong"]["score"] == 4.0
+    def lost(name: str) -> list:  # the failure message names each lost test and why
+        return [(t["name"], t["score"], t.get("output", "")[:1500]) for t in results[name]["tests"]
+                if t["score"] != t["max_score"]]
+
+    assert results["correct"]["score"] == 6.0, lost("correct")
+    assert results["wrong"]["score"] == 4.0, lost("wrong")
     by_number = {t["number"]: t for t in results["private_only_wrong"]["tests"]}
     assert results["private_only_wrong"]["score"] == 5.0 and by_number["1"]["status"] == "failed"
     assert "Scores of the instructor's own example" in by_number["1"]["output"] or \

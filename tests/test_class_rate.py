@@ -5,6 +5,7 @@ Speed itself is measured in bench/ (side_by_side.py, breakdown.py) as ratios, ne
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -127,6 +128,19 @@ def test_two_arrays_of_one_recipe_never_share_memory() -> None:
     assert np.all(b == c) and not np.all(c == 0)
 
 
+def test_arrays_kept_for_a_salt_are_the_values_built_afresh_and_never_another_salts() -> None:
+    """A recipe is built once per salt and copied after (`strategies._make`): whatever order
+    salts come in (submissions, the public examples), each array is what building it gives."""
+    spec = [[2, 3], "<f8", "normal", 77, 10.0]
+    recipe = ("arrays", {"arrays": [spec]})
+    fresh = {salt: strategies._materialize((2, 3), np.dtype("<f8"), "normal", 77, 10.0, salt)
+             for salt in (None, 5, 6)}
+    assert not np.array_equal(fresh[5], fresh[6]) and not np.array_equal(fresh[5], fresh[None])
+    for salt in (5, 6, 5, None, 5, 5, 6, None):
+        (got,) = strategies.rebuild(recipe, salt)
+        assert got.tobytes() == fresh[salt].tobytes(), salt
+        got[...] = 0  # a test scribbling on its copy changes nothing for the next
+
 # -- warm workers -------------------------------------------------------------------------------
 def test_a_settled_worker_still_collects_and_grades_as_before(tmp_path: Path) -> None:
     """After the second submission the worker freezes what it keeps; later garbage is still collected."""
@@ -221,6 +235,22 @@ def test_a_peer_that_never_reads_cannot_hold_a_send_past_its_deadline(size: int)
 
 
 # -- the whole path, where users meet it ------------------------------------------------------------
+def _sandbox_leftovers() -> set[str]:
+    """Sandbox folders (`attnp-*`, in /dev/shm or the temp dir) and fork-server processes alive now."""
+    import tempfile
+
+    found = set()
+    for base in ("/dev/shm", tempfile.gettempdir()):
+        with contextlib.suppress(OSError):
+            found |= {f"{base}/{name}" for name in os.listdir(base) if name.startswith("attnp-")}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if b"zygote" in cmdline:
+                found.add(f"pid {pid}")
+    return found
+
+
 @pytest.mark.slow
 def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> None:
     """`grade --jobs 2` on a class past the point where workers settle: same report twice, right verdicts."""
@@ -230,11 +260,15 @@ def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> 
         subs.append(str(make_submission(tmp_path / f"s{i}", wrong)))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), ATTN_PRACTICE_CACHE=str(tmp_path / "xdg" / "r"))
     outs = []
+    before = _sandbox_leftovers()
     for run in ("a", "b"):
         out = tmp_path / f"{run}.json"
         subprocess.run([*_console_script(), "grade", *subs, "--format", "json", "--no-cache", "--jobs", "2",
                         "--out", str(out)], env=env, check=False, capture_output=True, timeout=600)
         outs.append(json.loads(out.read_text()))
+    # The pool's workers skip the interpreter's teardown (`batch._leave_quickly`), never their own:
+    # no fork server and no sandbox folder of theirs outlives the command.
+    assert _sandbox_leftovers() - before == set()
     assert without_timings(outs[0]) == without_timings(outs[1])
     by_sub = {Path(r["submission"]).name: {s["id"]: s["status"] for s in r["steps"]} for r in outs[0]}
     for i in range(6):

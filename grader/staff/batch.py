@@ -14,8 +14,11 @@ if it fails again the report says so and is never cached (CONTRACT 4.4).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
 import os
+import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -84,7 +87,25 @@ _ENGINE: Engine | None = None
 
 def _init_worker(options: RunOptions) -> None:
     global _ENGINE
+    atexit.register(_leave_quickly)  # first registered, so it runs after every later handler
     _ENGINE = batch_engine(options)
+
+
+def _leave_quickly() -> None:
+    """A pool worker's last act: close its engine, then end without the interpreter's teardown.
+
+    Tearing down a warm worker (NumPy, pytest, Hypothesis, a frozen heap of recordings)
+    took ~0.6 s at the end of every batch, with both cores idle and the report waiting.
+    Everything this worker owns is released here first (sandboxes, fork server, temp
+    folders); every exit handler registered after this one has already run, and
+    multiprocessing ran its own before the process began to exit.
+    """
+    if _ENGINE is not None:
+        _ENGINE.close()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _grade_one(path: str, label: str, step_ids: list[str],
