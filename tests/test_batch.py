@@ -5,12 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import sys
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
 from test_grade import make_submission
 
 from attn_practice.cli import cli
+from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.results import without_timings
 
 
@@ -112,7 +116,7 @@ class _DeadPool:
 def test_workers_that_cannot_start_fall_back_to_grading_here(tmp_path, monkeypatch):
     from attn_practice.grader.staff import batch
 
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", _DeadPool)
+    monkeypatch.setattr(batch, "new_pool", _DeadPool)
     subs = [make_submission(tmp_path / f"s{i}", steps=["step1_scores"]) for i in range(3)]
     reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
     assert [r.error for r in reports] == ["", "", ""]
@@ -123,7 +127,7 @@ def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(t
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from attn_practice.grader.staff import batch
+    from attn_practice.grader.staff import batch, pool
 
     class KillerPool(_DeadPool):
         def submit(self, fn, *args):
@@ -131,21 +135,20 @@ def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(t
             if not args:  # the pool's first task, which tells that workers start
                 future.set_result(fn())
                 return future
-            path, label, step_ids = args
+            _setup, path, _label, _step_ids = args
             if "killer" in path:
                 future.set_exception(BrokenProcessPool("a worker died"))
             else:
-                future.set_result(fn(path, label, step_ids))
+                future.set_result(fn(*args))  # graded here, as a worker would
             return future
 
-    monkeypatch.setattr(batch, "ProcessPoolExecutor", KillerPool)
-    batch._init_worker(batch.RunOptions())  # what the pool's initializer does
+    monkeypatch.setattr(batch, "new_pool", KillerPool)
     try:
         subs = [make_submission(tmp_path / name, steps=["step1_scores"]) for name in ("a", "killer", "b")]
         reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
     finally:
-        batch._ENGINE.close()
-        batch._ENGINE = None
+        pool._ENGINE.close()
+        pool._ENGINE = pool._SETUP = None
     assert [reports[i].steps[0].status.value for i in (0, 2)] == ["passed", "passed"]
     assert "worker died 2 times" in reports[1].error
 
@@ -182,3 +185,31 @@ def test_as_an_ordinary_user_a_step_short_of_processes_is_graded_again_alone(tmp
     assert [r.submission for r in reports] == [str(s) for s in subs]
     assert all("can't start new thread" not in t.message
                for r in reports for s in r.steps for t in s.tests)
+
+
+def test_workers_started_before_the_course_take_the_parents_settings_with_their_first_task(
+        tmp_path, monkeypatch):
+    """`grade` may start its workers before it has read the course and set the Hypothesis
+    folder and no-bytecode (`pool.start_early`): each task carries them, and a worker's
+    engine is built from them, and built again when they change."""
+    from attn_practice.grader.staff import pool
+
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hyp"))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    options = RunOptions()
+    setup = pool.worker_setup(options)
+    assert dict(setup.env) == {"HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path / "hyp"), "PYTHONDONTWRITEBYTECODE": "1"}
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY")  # as in a worker spawned before they were set
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    try:
+        engine = pool._engine(setup)
+        assert os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] == str(tmp_path / "hyp")
+        assert sys.dont_write_bytecode
+        assert pool._engine(setup) is engine  # warm: the same engine for the next task
+        other = pool.WorkerSetup(replace(options, max_examples=7), setup.env)
+        assert pool._engine(other) is not engine and pool._engine(other).options.max_examples == 7
+    finally:
+        if pool._ENGINE is not None:
+            pool._ENGINE.close()
+        pool._ENGINE = pool._SETUP = None

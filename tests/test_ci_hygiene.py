@@ -184,16 +184,22 @@ def test_the_report_schema_is_documented_for_users():
     assert "docs/report-schema.md" in readme and "CONTRACT" not in readme
 
 
-def test_a_course_with_private_suites_in_the_cwd_is_left_untouched(tmp_path):
+@pytest.mark.parametrize("how", ["one submission", "a class on two workers"])
+def test_a_course_with_private_suites_in_the_cwd_is_left_untouched(tmp_path, how):
+    """Also when the pool's workers start before the course is read (`pool.start_early`):
+    they get the parent's no-bytecode and Hypothesis-folder settings with their first task."""
     cwd = tmp_path / "course-repo"
     (cwd / "private").mkdir(parents=True)
     (cwd / "private" / "test_mine.py").write_text(
         "import numpy as np\nimport pytest\n\n\n@pytest.mark.step('step2')\ndef test_mine(step):\n"
         "    \"\"\"Mine\"\"\"\n    step.check(np.ones((2, 2)), 4)\n")
     (cwd / "course.yaml").write_text("steps: [step2]\nmax_examples: 5\nextra_suites: [private/]\n")
-    [sub] = _class(tmp_path / "subs", a=RIGHT)
+    subs = _class(tmp_path / "subs", a=RIGHT) if how == "one submission" else \
+        _class(tmp_path / "subs", a=RIGHT, b=RIGHT, c=RIGHT)
     before = _listing(cwd)
-    res = subprocess.run([SCRIPT, "grade", str(sub), "--course", "course.yaml", "--format", "csv"],
-                         capture_output=True, text=True, env=_env(tmp_path), cwd=cwd, timeout=600)
+    res = subprocess.run([SCRIPT, "grade", *map(str, subs), "--course", "course.yaml", "--format", "csv",
+                          "--jobs", "2"], capture_output=True, text=True, env=_env(tmp_path), cwd=cwd,
+                         timeout=600)
     assert res.returncode == 0, res.stderr
+    assert len([ln for ln in res.stdout.splitlines()[1:] if ln.strip()]) == len(subs), res.stdout
     assert _listing(cwd) == before  # no __pycache__, no .hypothesis, no .pytest_cache

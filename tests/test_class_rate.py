@@ -193,12 +193,12 @@ def test_only_an_engine_sure_of_more_collects_the_whole_session_for_its_first(tm
 
 
 def test_pool_workers_run_blas_on_one_thread_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    from attn_practice.grader.staff import batch
+    from attn_practice.grader.staff import pool
 
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's own choice stands
-    batch.one_blas_thread_by_default()
+    pool.one_blas_thread_by_default()
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
     assert os.environ["OMP_NUM_THREADS"] == "3"
 
@@ -245,10 +245,25 @@ def _sandbox_leftovers() -> set[str]:
             found |= {f"{base}/{name}" for name in os.listdir(base) if name.startswith("attnp-")}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError):
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if b"zygote" in cmdline:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"zygote" in cmdline.split(b"\0") or b"spawn_main" in cmdline:  # a fork server, a pool worker
                 found.add(f"pid {pid}")
     return found
+
+
+def test_workers_started_for_a_class_that_turns_out_to_be_one_submission_are_ended(tmp_path: Path) -> None:
+    """`grade` starts its workers before the intake (`pool.start_early`); when only one
+    submission is left to grade (here: the other argument is no submission), it is graded in
+    this process and the early workers are ended, with nothing of theirs left behind."""
+    sub = make_submission(tmp_path / "a")
+    (tmp_path / "notes.txt").write_text("not a submission\n")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    before = _sandbox_leftovers()
+    res = subprocess.run([*_console_script(), "grade", str(sub), str(tmp_path / "notes.txt"), "--format", "json",
+                          "--jobs", "2"], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["passed"] is True and "notes.txt" in res.stderr
+    assert _sandbox_leftovers() - before == set()
 
 
 @pytest.mark.slow

@@ -14,11 +14,7 @@ if it fails again the report says so and is never cached (CONTRACT 4.4).
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import multiprocessing
 import os
-import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -28,11 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from attn_practice.grader.course import Course, default_course
-from attn_practice.grader.engine.engine import Engine, RunOptions, default_steps
+from attn_practice.grader.engine.engine import RunOptions, default_steps
 from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
-from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default
 from attn_practice.grader.staff.cache import PLACEHOLDER
+from attn_practice.grader.staff.pool import (
+    StartedPool,
+    WorkerSetup,
+    discard,
+    grade_task,
+    new_pool,
+    ping,
+    take,
+    worker_setup,
+)
 from attn_practice.grader.staff.worker import batch_engine, grade_with
 from attn_practice.grader.staff.worker import grader_error as _grader_error
 
@@ -81,45 +86,9 @@ def step_ids_for(course: Course, submission: Path) -> list[str]:
     return [e.id for e in steps]
 
 
-# -- worker side (one warm engine per worker: see `worker`) ----------------------
-_ENGINE: Engine | None = None
-
-
-def _init_worker(options: RunOptions) -> None:
-    global _ENGINE
-    atexit.register(_leave_quickly)  # first registered, so it runs after every later handler
-    _ENGINE = batch_engine(options)
-
-
-def _leave_quickly() -> None:
-    """A pool worker's last act: close its engine, then end without the interpreter's teardown.
-
-    Tearing down a warm worker (NumPy, pytest, Hypothesis, a frozen heap of recordings)
-    took ~0.6 s at the end of every batch, with both cores idle and the report waiting.
-    Everything this worker owns is released here first (sandboxes, fork server, temp
-    folders); every exit handler registered after this one has already run, and
-    multiprocessing ran its own before the process began to exit.
-    """
-    if _ENGINE is not None:
-        _ENGINE.close()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(0)
-
-
-def _grade_one(path: str, label: str, step_ids: list[str],
-               files: dict[str, bytes] | None = None) -> dict[str, Any]:
-    """Worker task: grade a folder (or in-memory `files`) and return plain data."""
-    assert _ENGINE is not None
-    return grade_with(_ENGINE, Path(path), step_ids, label=label, files=files).to_dict()
-
-
-def worker_pool(options: RunOptions, jobs: int) -> ProcessPoolExecutor:
-    """Processes that each hold one warm Engine (see `_grade_one`)."""
-    one_blas_thread_by_default()  # the workers, started after this, inherit it
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(options,))
+def worker_pool(options: RunOptions, jobs: int) -> tuple[ProcessPoolExecutor, WorkerSetup]:
+    """Processes that each hold one warm Engine built from `options` (see `pool.grade_task`)."""
+    return new_pool(jobs), worker_setup(options)
 
 
 # -- driver --------------------------------------------------------------------
@@ -195,6 +164,9 @@ def _confirm_timeouts(options: RunOptions, paths: list[Path], results: dict[int,
 
 def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, paths: list[Path],
                 labels: list[str], todo: list[int]) -> Iterator[tuple[int, GradeReport]]:
+    jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
+    if jobs <= 1 or request.dask_address:
+        discard()  # workers started early for a batch that turned out not to need them
     if not todo:
         return
     step_ids = {i: step_ids_for(course, paths[i]) for i in todo}
@@ -215,7 +187,6 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
                                        workers=request.jobs):
             yield todo[i], report
         return
-    jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
     if len(todo) > 1 and options.persist_examples:
         # Record the suites' examples once (against the reference) so that every
         # worker starts by replaying them instead of each running Hypothesis.
@@ -259,9 +230,9 @@ def _short_of_processes(report: GradeReport) -> bool:
 MAX_WORKER_DEATHS = 2
 
 
-def _ping() -> bool:
-    """A pool's first task: when it fails, its workers could not start at all."""
-    return True
+def _start(jobs: int) -> StartedPool:
+    pool = new_pool(jobs)
+    return StartedPool(pool, jobs, pool.submit(ping))
 
 
 def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
@@ -272,8 +243,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
     and when workers cannot start here (two pools in a row), the rest is graded in
     this process instead.
     """
-    ctx = multiprocessing.get_context("spawn")
-    one_blas_thread_by_default()  # the workers, started after this, inherit it
+    setup = worker_setup(options)
     pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
     deaths: dict[int, int] = {}
     failed_starts = 0
@@ -281,16 +251,16 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
         if failed_starts >= 2:
             yield from _grade_here(options, paths, labels, list(pending), step_ids)
             return
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(options,)) as pool:
-            ping = pool.submit(_ping)
+        started = take(jobs) or _start(jobs)
+        with started.pool as pool:
+            ping = started.ping
             futures: dict[Future[dict[str, Any]], int] = {}
             queue = deque(pending)
             # Keep a bounded number in flight so an interruption loses little.
             while queue or futures:
                 while queue and len(futures) < jobs * 2:
                     i = queue.popleft()
-                    futures[pool.submit(_grade_one, str(paths[i]), labels[i], step_ids[i])] = i
+                    futures[pool.submit(grade_task, setup, str(paths[i]), labels[i], step_ids[i])] = i
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 broken = False
                 for fut in done:

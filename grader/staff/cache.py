@@ -70,6 +70,19 @@ def _frame(h: Any, *parts: str) -> None:
         h.update(data)
 
 
+def holds_entries(directory: Path | None = None) -> bool:
+    """Whether the results cache holds anything at all (entries live in two-hex-digit folders).
+
+    Cheap, and only a guess at whether a batch will be served from it: `grade`
+    starts its workers early for a class it will likely grade afresh.
+    """
+    root = Path(directory) if directory is not None else default_directory()
+    try:
+        return any(entry.is_dir() for entry in os.scandir(root))
+    except OSError:
+        return False
+
+
 def submission_digest(submission_dir: str | os.PathLike[str]) -> str | None:
     """The submission walker's digest (every byte the sandbox could import, and more); None: too big."""
     return digest(submission_dir)

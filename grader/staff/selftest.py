@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.results import GradeReport, Status, TestResult
-from attn_practice.grader.staff.batch import _grade_one, options_for, worker_pool
+from attn_practice.grader.staff.batch import options_for, worker_pool
+from attn_practice.grader.staff.pool import grade_task
 from attn_practice.reference import attention
 from attn_practice.reference.mistakes import learner_source, mistakes_for, pairs_for
 from attn_practice.reference.variants import variant_source, variants_for
@@ -130,9 +131,10 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
             private.setdefault(t.step, []).append(t.name)
     summaries = {ex.id: StepSummary(ex.id, private=tuple(private[ex.id])) for ex in steps}
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(cases)))
-    with worker_pool(options, jobs) as pool:
+    pool, setup = worker_pool(options, jobs)
+    with pool:
         futures = [
-            pool.submit(_grade_one, ".", f"{c.step}:{c.name}", [c.step],
+            pool.submit(grade_task, setup, ".", f"{c.step}:{c.name}", [c.step],
                         {by_step[c.step].file: c.source.encode()})
             for c in cases
         ]
