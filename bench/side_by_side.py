@@ -4,10 +4,13 @@
     python bench/side_by_side.py --quick         # 40 submissions, fewer repetitions
     python bench/side_by_side.py --dask          # also `--dask local` (rate and same report)
     python bench/side_by_side.py --memory 5000   # also the parent's peak RSS on a 5,000 class
+    python bench/side_by_side.py --repeat 3      # three class runs, the median ratio
 
 Anchors: the import floor `python -c "import numpy, pytest, hypothesis"`, and
 plain pytest on a two-function assignment (`anchor_test.py`), one run per
-submission, two at a time. Measured: `grade` of the class (half of it wrong,
+submission, two at a time, measured before and after each class run (the
+class's ratio is to their mean: a shared machine's speed drifts), the
+median over `--repeat` runs. Measured: `grade` of the class (half of it wrong,
 five steps each) with `--jobs 2 --no-cache`; one grade; `check step3`; a
 `check` on an endless loop (fast stops, as a ratio to the call timeout);
 where a submission's machine time goes (`breakdown.py`). Goals (issue 22):
@@ -135,8 +138,11 @@ def main() -> None:
     ap.add_argument("--class-size", type=int, default=0)
     ap.add_argument("--dask", action="store_true")
     ap.add_argument("--memory", type=int, default=0, metavar="N", help="also a class of N for the parent's RSS")
+    ap.add_argument("--repeat", type=int, default=0, metavar="R",
+                    help="class runs, each between two anchor runs (default: 1 with --quick, else 3)")
     args = ap.parse_args()
     reps = 3 if args.quick else 7
+    args.repeat = args.repeat or (1 if args.quick else 3)
     n = args.class_size or (40 if args.quick else 200)
     res: dict[str, Any] = {"class_size": n, "cpus": os.cpu_count()}
     tmp = Path(tempfile.mkdtemp(prefix="attnp-side-"))
@@ -161,13 +167,22 @@ def main() -> None:
             "def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:\n    while True:\n        pass\n", 1))
         stop = timed([*cli(), "check", "step3"], cwd=ws, env=env)
         pair_n = min(20, n)
-        pytest_pair = plain_pytest_pair_rate(subs[:pair_n], tmp)
-        t_class = grade_class(subs, env, tmp / "local.json")
+        # Anchor, class, anchor, class, ..., anchor: each class run is set against the mean of
+        # the anchors just before and after it (a shared machine's speed drifts over a minute).
+        pairs = [plain_pytest_pair_rate(subs[:pair_n], tmp)]
+        times = []
+        for _ in range(args.repeat):
+            times.append(grade_class(subs, env, tmp / "local.json"))
+            pairs.append(plain_pytest_pair_rate(subs[:pair_n], tmp))
+        ratios = [(n / t) / ((pairs[i] + pairs[i + 1]) / 2) for i, t in enumerate(times)]
+        t_class, pytest_pair = statistics.median(times), statistics.median(pairs)
         rate = n / t_class
         res["anchors"] = {"floor_import_s": floor, "plain_pytest_one_s": pytest_one,
-                          "plain_pytest_x2_per_s": pytest_pair, "plain_pytest_x2_n": pair_n}
+                          "plain_pytest_x2_per_s": pytest_pair, "plain_pytest_x2_n": pair_n,
+                          "plain_pytest_x2_per_s_each": pairs}
         res["class"] = {"seconds": t_class, "per_s": rate,
-                        "ratio_to_plain_pytest_x2": rate / pytest_pair,
+                        "ratio_to_plain_pytest_x2": statistics.median(ratios),
+                        "ratio_each_run": ratios, "seconds_each_run": times,
                         "machine_ms_per_submission": 1000 * (os.cpu_count() or 1) * t_class / n}
         res["grade_one"] = {"seconds": grade_one, "ratio_to_plain_pytest": grade_one / pytest_one}
         res["check_step3"] = {"seconds": check, "ratio_to_floor": check / floor}
