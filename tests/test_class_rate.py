@@ -267,6 +267,25 @@ def test_workers_started_for_a_class_that_turns_out_to_be_one_submission_are_end
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("where", [[], ["--dask", "local"]], ids=["pool", "dask-local"])
+def test_workers_started_for_arguments_that_hold_no_submission_are_ended(tmp_path: Path, where: list[str]) -> None:
+    """The early workers (or `--dask local`'s early cluster) are ended when the arguments turn
+    out to hold no submission at all: a usage error, and no process of theirs left running."""
+    if where:
+        pytest.importorskip("distributed")
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("not a submission\n")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), XDG_DATA_HOME=str(tmp_path / "data"))
+    before = _sandbox_leftovers()
+    res = subprocess.run([*_console_script(), "grade", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"),
+                          "--format", "json", "--jobs", "2", *where], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 2 and "a.txt" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert _sandbox_leftovers() - before == set()
+
+
+@pytest.mark.slow
 def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> None:
     """`grade --jobs 2` on a class past the point where workers settle: same report twice, right verdicts."""
     subs = []
