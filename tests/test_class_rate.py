@@ -269,8 +269,8 @@ def test_workers_started_for_a_class_that_turns_out_to_be_one_submission_are_end
 @pytest.mark.slow
 @pytest.mark.parametrize("where", [[], ["--dask", "local"]], ids=["pool", "dask-local"])
 def test_workers_started_for_arguments_that_hold_no_submission_are_ended(tmp_path: Path, where: list[str]) -> None:
-    """The early workers (or `--dask local`'s early cluster) are ended when the arguments turn
-    out to hold no submission at all: a usage error, and no process of theirs left running."""
+    """The early workers are ended when the arguments turn out to hold no submission at all:
+    a usage error, and no process of theirs (or of a Dask cluster) left running."""
     if where:
         pytest.importorskip("distributed")
     for name in ("a.txt", "b.txt"):

@@ -89,8 +89,8 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
         skipped_warning,
     )
 
-    if len(submissions) > 1 and (jobs != 1 or dask_address == "local"):
-        early_workers(jobs, len(submissions), dask_address, no_cache, cache_dir)
+    if len(submissions) > 1 and jobs != 1 and not dask_address:
+        early_workers(min(jobs or os.cpu_count() or 1, len(submissions)), no_cache, cache_dir)
     # Zips unpacked, notebooks made into step files, in a temp folder removed when the command ends.
     intake = click.get_current_context().with_resource(Intake())
     located, skipped = prepare_all(intake, [Path(s) for s in submissions])
@@ -174,24 +174,14 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     exit_with(EXIT_PASSED if all(r.passed for r in reports) else EXIT_FAILED)
 
 
-def early_workers(jobs: int | None, arguments: int, dask_address: str | None, no_cache: bool,
-                  cache_dir: Path | None) -> None:
-    """Start the pool's workers (or `--dask local`'s cluster) now, their start-up beside the
-    intake, unless the class is likely served from the results cache (then they would only
-    be started to be ended). A scheduler ADDRESS's workers are already running."""
+def early_workers(jobs: int, no_cache: bool, cache_dir: Path | None) -> None:
+    """Start the pool's workers now, their start-up beside the intake, unless the class is
+    likely served from the results cache (then they would only be started to be ended)."""
+    from attn_practice.grader.staff import pool
     from attn_practice.grader.staff.cache import holds_entries
 
-    if not no_cache and holds_entries(cache_dir):
-        return
-    if dask_address == "local":
-        from attn_practice.grader.staff import distributed
-
-        distributed.start_early_local(jobs)
-        click.get_current_context().call_on_close(distributed.discard_early_local)
-    elif not dask_address:
-        from attn_practice.grader.staff import pool
-
-        pool.start_early(min(jobs or os.cpu_count() or 1, arguments))
+    if no_cache or not holds_entries(cache_dir):
+        pool.start_early(jobs)
         click.get_current_context().call_on_close(pool.discard)  # unless the batch took them
 
 

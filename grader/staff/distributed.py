@@ -235,82 +235,6 @@ def _connect(address: str, security: Any, workers: int | None = None) -> Iterato
             cluster.close()
 
 
-class _EarlyCluster:
-    """`--dask local`'s cluster, started on a thread of its own while the class is read.
-
-    The scheduler, nannies and workers take ~2 s to start and to import the
-    grader; started before the intake (`start_early_local`), most of that runs
-    beside it, on the cores the reading of the class leaves idle.
-    """
-
-    def __init__(self, workers: int | None) -> None:
-        self.workers = workers
-        self.client: Any = None
-        self.error: BaseException | None = None
-        self._stack = contextlib.ExitStack()
-        self._thread = threading.Thread(target=self._start, name="attn-practice-dask-start", daemon=True)
-        self._thread.start()
-
-    def _start(self) -> None:
-        try:
-            self.client = self._stack.enter_context(_connect("local", None, self.workers))
-        except BaseException as exc:  # noqa: BLE001 - raised again where the cluster is used
-            self.error = exc
-            return
-        with contextlib.suppress(Exception):  # only a head start: a task imports what it needs
-            self.client.run(_preload_worker)  # each worker imports the grader now, not on its first task
-
-    def wait(self) -> Any:
-        self._thread.join()
-        if self.error is not None:
-            raise self.error
-        return self.client
-
-    def close(self) -> None:
-        self._thread.join()
-        self._stack.close()
-
-
-def _preload_worker() -> None:
-    import attn_practice.grader.staff.worker  # noqa: F401 - the engine, pytest, Hypothesis
-
-
-_EARLY: _EarlyCluster | None = None
-
-
-def start_early_local(workers: int | None) -> None:
-    """Start `--dask local`'s cluster now, for a class about to be read (see `_EarlyCluster`)."""
-    global _EARLY
-    if _EARLY is None:
-        _EARLY = _EarlyCluster(workers)
-
-
-def discard_early_local() -> None:
-    """Stop an early cluster that no batch took (the class was one submission, or all cached)."""
-    global _EARLY
-    early, _EARLY = _EARLY, None
-    if early is not None:
-        early.close()
-
-
-@contextlib.contextmanager
-def _client(address: str, security: Any, workers: int | None) -> Iterator[Any]:
-    """`_connect`, or the cluster `start_early_local` started when it is the one asked for."""
-    global _EARLY
-    early, _EARLY = (_EARLY, None) if address == "local" and security is None else (None, _EARLY)
-    if early is not None and early.workers != workers:
-        early.close()
-        early = None
-    if early is None:
-        with _connect(address, security, workers) as client:
-            yield client
-        return
-    try:
-        yield early.wait()
-    finally:
-        early.close()
-
-
 def grade_on_dask(
     paths: Iterable[str | os.PathLike[str]],
     address: str,
@@ -337,11 +261,11 @@ def grade_on_dask(
     distributed = _import_distributed()
     paths = list(paths)
     names = [str(p) for p in paths] if labels is None else [str(label) for label in labels]
-    with _client(address, security, workers) as client:
+    with _connect(address, security, workers) as client:
         threads = sum((client.nthreads() or {}).values()) or 1
         window = max(2, IN_FLIGHT_PER_THREAD * threads)
         taken = 0  # submissions read and sent so far, in order
-        running: Any = distributed.as_completed(loop=client.loop)
+        running: Any = distributed.as_completed()
         futures: dict[Any, list[int]] = {}
 
         def send(indices: Sequence[int]) -> Iterator[tuple[int, GradeReport]]:
