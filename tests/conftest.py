@@ -168,16 +168,10 @@ def _caches_in_a_temp_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     subprocess that inherits the environment) live in a temp dir, never the user's home: a
     test run leaves nothing behind, and no run sees what an earlier run left there."""
     base = tmp_path_factory.mktemp("xdg")
-    names = ("XDG_CACHE_HOME", "XDG_DATA_HOME")
-    saved = {name: os.environ.get(name) for name in names}
-    for name in names:
-        os.environ[name] = str(base / name.lower())
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("XDG_CACHE_HOME", "XDG_DATA_HOME"):
+            mp.setenv(name, str(base / name.lower()))
+        yield
 
 
 @pytest.fixture

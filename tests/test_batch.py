@@ -16,6 +16,7 @@ from test_grade import make_submission
 from attn_practice.cli import cli
 from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.results import without_timings
+from attn_practice.grader.staff.worker import WarmEngine
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -114,9 +115,9 @@ class _DeadPool:
 
 
 def test_workers_that_cannot_start_fall_back_to_grading_here(tmp_path, monkeypatch):
-    from attn_practice.grader.staff import batch
+    from attn_practice.grader.staff import batch, pool
 
-    monkeypatch.setattr(batch, "new_pool", _DeadPool)
+    monkeypatch.setattr(pool, "new_pool", _DeadPool)
     subs = [make_submission(tmp_path / f"s{i}", steps=["step1_scores"]) for i in range(3)]
     reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
     assert [r.error for r in reports] == ["", "", ""]
@@ -142,13 +143,13 @@ def test_a_submission_whose_worker_keeps_dying_is_reported_not_retried_forever(t
                 future.set_result(fn(*args))  # graded here, as a worker would
             return future
 
-    monkeypatch.setattr(batch, "new_pool", KillerPool)
+    monkeypatch.setattr(pool, "new_pool", KillerPool)
+    monkeypatch.setattr(pool, "_WARM", WarmEngine())  # what the pool's initializer makes
     try:
         subs = [make_submission(tmp_path / name, steps=["step1_scores"]) for name in ("a", "killer", "b")]
         reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))
     finally:
-        pool._ENGINE.close()
-        pool._ENGINE = pool._SETUP = None
+        pool._WARM.close()
     assert [reports[i].steps[0].status.value for i in (0, 2)] == ["passed", "passed"]
     assert "worker died 2 times" in reports[1].error
 
@@ -202,6 +203,7 @@ def test_workers_started_before_the_course_take_the_parents_settings_with_their_
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY")  # as in a worker spawned before they were set
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(pool, "_WARM", WarmEngine())  # what the pool's initializer makes
     try:
         engine = pool._engine(setup)
         assert os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] == str(tmp_path / "hyp")
@@ -210,6 +212,4 @@ def test_workers_started_before_the_course_take_the_parents_settings_with_their_
         other = pool.WorkerSetup(replace(options, max_examples=7), setup.env)
         assert pool._engine(other) is not engine and pool._engine(other).options.max_examples == 7
     finally:
-        if pool._ENGINE is not None:
-            pool._ENGINE.close()
-        pool._ENGINE = pool._SETUP = None
+        pool._WARM.close()

@@ -300,7 +300,7 @@ def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> 
         subprocess.run([*_console_script(), "grade", *subs, "--format", "json", "--no-cache", "--jobs", "2",
                         "--out", str(out)], env=env, check=False, capture_output=True, timeout=600)
         outs.append(json.loads(out.read_text()))
-    # The pool's workers skip the interpreter's teardown (`batch._leave_quickly`), never their own:
+    # The pool's workers skip the interpreter's teardown (`pool._leave_quickly`), never their own:
     # no fork server and no sandbox folder of theirs outlives the command.
     assert _sandbox_leftovers() - before == set()
     assert without_timings(outs[0]) == without_timings(outs[1])

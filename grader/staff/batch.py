@@ -29,12 +29,11 @@ from attn_practice.grader.engine.secret import grading_secret, secret_tag
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.staff.cache import PLACEHOLDER
 from attn_practice.grader.staff.pool import (
-    StartedPool,
     WorkerSetup,
     discard,
     grade_task,
     new_pool,
-    ping,
+    start,
     take,
     worker_setup,
 )
@@ -230,11 +229,6 @@ def _short_of_processes(report: GradeReport) -> bool:
 MAX_WORKER_DEATHS = 2
 
 
-def _start(jobs: int) -> StartedPool:
-    pool = new_pool(jobs)
-    return StartedPool(pool, jobs, pool.submit(ping))
-
-
 def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
                 step_ids: dict[int, list[str]], jobs: int) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` on worker processes; a dead worker's submissions are retried on a new pool.
@@ -251,7 +245,7 @@ def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo:
         if failed_starts >= 2:
             yield from _grade_here(options, paths, labels, list(pending), step_ids)
             return
-        started = take(jobs) or _start(jobs)
+        started = take(jobs) or start(jobs)
         with started.pool as pool:
             ping = started.ping
             futures: dict[Future[dict[str, Any]], int] = {}

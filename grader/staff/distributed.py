@@ -125,16 +125,11 @@ _WORKER = threading.local()
 
 def _worker_engine(options: Any) -> Any:
     """This worker thread's engine for `options` (a new one when the options change)."""
-    held = getattr(_WORKER, "held", None)
-    if held is not None and held[0] == options:
-        return held[1]
-    if held is not None:
-        held[1].close()
-    from attn_practice.grader.staff.worker import batch_engine
+    from attn_practice.grader.staff.worker import WarmEngine
 
-    engine = batch_engine(options)
-    _WORKER.held = (options, engine)
-    return engine
+    if getattr(_WORKER, "warm", None) is None:
+        _WORKER.warm = WarmEngine()
+    return _WORKER.warm.get(options)
 
 
 def _import_distributed() -> Any:

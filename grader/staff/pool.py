@@ -24,6 +24,7 @@ from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default, pr
 
 if TYPE_CHECKING:  # the engine's imports are what a worker spends its start on: not the parent's
     from attn_practice.grader.engine.engine import Engine, RunOptions
+    from attn_practice.grader.staff.worker import WarmEngine
 
 #: Variables the parent may set after its workers started that their engine depends on:
 #: Hypothesis's private folder (`cache.isolate_hypothesis`), no bytecode beside private suites.
@@ -43,27 +44,23 @@ def worker_setup(options: RunOptions) -> WorkerSetup:
 
 
 # -- worker side -------------------------------------------------------------------
-_ENGINE: Engine | None = None
-_SETUP: WorkerSetup | None = None
+_WARM: WarmEngine | None = None
 
 
 def _init_worker() -> None:
+    global _WARM
     atexit.register(_leave_quickly)  # first registered, so it runs after every later handler
     prestart()  # its fork server imports NumPy while this process imports the engine
-    import attn_practice.grader.staff.worker  # noqa: F401 - the engine, pytest, Hypothesis
+    from attn_practice.grader.staff.worker import WarmEngine  # the engine, pytest, Hypothesis
+
+    _WARM = WarmEngine()
 
 
 def _engine(setup: WorkerSetup) -> Engine:
-    from attn_practice.grader.staff.worker import batch_engine
-
-    global _ENGINE, _SETUP
-    if _ENGINE is None or setup != _SETUP:
-        if _ENGINE is not None:
-            _ENGINE.close()
-        os.environ.update(setup.env)
-        sys.dont_write_bytecode = sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in dict(setup.env)
-        _ENGINE, _SETUP = batch_engine(setup.options), setup
-    return _ENGINE
+    assert _WARM is not None, "not a pool worker"
+    os.environ.update(setup.env)
+    sys.dont_write_bytecode = sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in dict(setup.env)
+    return _WARM.get(setup.options)
 
 
 def grade_task(setup: WorkerSetup, path: str, label: str, step_ids: list[str],
@@ -88,8 +85,8 @@ def _leave_quickly() -> None:
     folders); every exit handler registered after this one has already run, and
     multiprocessing ran its own before the process began to exit.
     """
-    if _ENGINE is not None:
-        _ENGINE.close()
+    if _WARM is not None:
+        _WARM.close()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -114,12 +111,17 @@ class StartedPool:
 _EARLY: StartedPool | None = None
 
 
+def start(jobs: int) -> StartedPool:
+    """A new pool of `jobs` workers, its first task the `ping` that says they could start."""
+    pool = new_pool(jobs)
+    return StartedPool(pool, jobs, pool.submit(ping))
+
+
 def start_early(jobs: int) -> None:
     """Spawn `jobs` workers now, for a batch about to come (see the module docstring)."""
     global _EARLY
     if jobs > 1 and _EARLY is None:
-        pool = new_pool(jobs)
-        _EARLY = StartedPool(pool, jobs, pool.submit(ping))
+        _EARLY = start(jobs)
 
 
 def take(jobs: int) -> StartedPool | None:
