@@ -257,16 +257,22 @@ def test_a_task_that_fails_whole_is_graded_again_one_per_task(tmp_path, fake_eng
 
 @pytest.mark.slow
 def test_local_cluster_workers_run_without_the_profilers(tmp_path):
-    """`--dask local`: the statistical profiler and GIL monitor are off on the workers, which
-    grade with one BLAS thread and one malloc arena (as the local pool's workers do)."""
+    """`--dask local`: the statistical profiler, GIL monitor and 20 ms health tick are off on the
+    workers, which grade with one BLAS thread and one malloc arena (as the local pool's workers
+    do) and without the nanny's malloc trim threshold (which maps and unmaps arrays over and over)."""
     pytest.importorskip("distributed")
     import os
 
     import dask
 
+    trim_before = os.environ.get("MALLOC_TRIM_THRESHOLD_")  # a nanny sets it in its own process too
     with dist._connect("local", None, 1) as client:
         assert set(client.run(dask.config.get, "distributed.worker.profile.enabled").values()) == {False}
         assert set(client.run(dask.config.get, "distributed.admin.system-monitor.gil.enabled").values()) == {False}
         env = client.run(os.environ.get, "MALLOC_ARENA_MAX")
         assert set(env.values()) == {os.environ.get("MALLOC_ARENA_MAX")}
         assert set(client.run(os.environ.get, "OPENBLAS_NUM_THREADS").values()) == {os.environ.get("OPENBLAS_NUM_THREADS")}
+        trim = client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
+        assert set(trim.values()) == {trim_before}
+        assert set(client.run(dask.config.get, "distributed.admin.tick.interval").values()) == {"1s"}
+        assert set(client.run(dask.config.get, "distributed.worker.memory.monitor-interval").values()) == {"1s"}
