@@ -276,3 +276,29 @@ def test_local_cluster_workers_run_without_the_profilers(tmp_path):
         assert set(trim.values()) == {trim_before}
         assert set(client.run(dask.config.get, "distributed.admin.tick.interval").values()) == {"1s"}
         assert set(client.run(dask.config.get, "distributed.worker.memory.monitor-interval").values()) == {"1s"}
+
+
+@pytest.mark.slow
+def test_a_local_cluster_holds_a_bounded_number_of_payloads(tmp_path):
+    """`--dask local` keeps a few windows of payloads alive in the grading process, however
+    many it has sent: Dask's message logs would otherwise keep each one it sent (the scheduler
+    runs in this process), and its memory would grow with the class."""
+    pytest.importorskip("distributed")
+    import gc
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, dict) and "files" in o and "skipped" in o)
+
+    subs = []
+    for i in range(80):
+        sub = tmp_path / f"s{i:02d}"
+        sub.mkdir()
+        subs.append(sub)
+    seen = []
+    for n, (_, report) in enumerate(dist.grade_on_dask(subs, "local", workers=1), 1):
+        assert not (report.error or "").startswith("grading on the Dask cluster failed"), report.error
+        if n == len(subs):
+            seen.append(alive())  # the cluster is still up while the last report is handed out
+    window = dist.IN_FLIGHT_PER_THREAD
+    assert seen and seen[0] <= dist.LOW_LEVEL_LOG_LENGTH * dist.MAX_PER_TASK + window, seen

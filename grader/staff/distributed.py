@@ -183,6 +183,10 @@ def per_task(remaining: int, window: int, threads: int) -> int:
     return max(1, min(MAX_PER_TASK, window // (2 * threads), remaining // (2 * threads)))
 
 
+#: Entries Dask's low-level logs keep (message and stimulus logs, transitions): a few
+#: windows' worth, for a traceback's context.
+LOW_LEVEL_LOG_LENGTH = 10
+
 #: Dask settings for `--dask local` (its nannies pass them on to the workers). Each turns off
 #: periodic work nobody reads here (no dashboard, no spilling: a worker holds a few payloads)
 #: that wakes a worker's event loop and takes the GIL from its grading thread:
@@ -197,6 +201,9 @@ def per_task(remaining: int, window: int, threads: int) -> int:
 #: freezes glibc's mmap threshold, so every mid-sized array was mapped, faulted in and
 #: unmapped again (in 5 s of one worker: brk 3,088 -> 250 calls, mmap 2,725 -> 10).
 #: Measured on 2 cores, 200 submissions, `strace -c -f -p WORKER` for 5 s mid-class.
+#: And short debugging logs: the scheduler keeps each worker stream's last 1,000 messages
+#: under 1 MB, and each worker its last 1,000 stimuli, payloads included, so the grading
+#: process held every payload it had sent (160 alive after 150 reports) and grew with the class.
 LOCAL_WORKER_CONFIG: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.gil.enabled": False,
@@ -207,6 +214,7 @@ LOCAL_WORKER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.disk": False,
     "distributed.scheduler.work-stealing": False,
     "distributed.scheduler.active-memory-manager.start": False,
+    "distributed.admin.low-level-log-length": LOW_LEVEL_LOG_LENGTH,
 }
 
 
