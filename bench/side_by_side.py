@@ -2,7 +2,7 @@
 
     python bench/side_by_side.py                 # the issue's sizes (200 submissions; minutes)
     python bench/side_by_side.py --quick         # 40 submissions, fewer repetitions
-    python bench/side_by_side.py --dask          # also `--dask local` (rate and same report)
+    python bench/side_by_side.py --dask          # also `--dask local` beside each class run
     python bench/side_by_side.py --memory 5000   # also the parent's peak RSS on a 5,000 class
     python bench/side_by_side.py --repeat 3      # three class runs, the median ratio
 
@@ -10,7 +10,9 @@ Anchors: the import floor `python -c "import numpy, pytest, hypothesis"`, and
 plain pytest on a two-function assignment (`anchor_test.py`), one run per
 submission, two at a time, measured before and after each class run (the
 class's ratio is to their mean: a shared machine's speed drifts), the
-median over `--repeat` runs. Measured: `grade` of the class (half of it wrong,
+median over `--repeat` runs (with `--dask`, the class is also graded on a
+LocalCluster in each stretch, before or after the pool in turn, and its ratio
+is to that pool run). Measured: `grade` of the class (half of it wrong,
 five steps each) with `--jobs 2 --no-cache`; one grade; `check step3`; a
 `check` on an endless loop (fast stops, as a ratio to the call timeout);
 where a submission's machine time goes (`breakdown.py`). Goals (issue 22):
@@ -169,10 +171,17 @@ def main() -> None:
         pair_n = min(20, n)
         # Anchor, class, anchor, class, ..., anchor: each class run is set against the mean of
         # the anchors just before and after it (a shared machine's speed drifts over a minute).
+        # With --dask, each stretch between anchors also grades the class on a LocalCluster,
+        # first or second in turn, and its ratio is to the pool run beside it.
         pairs = [plain_pytest_pair_rate(subs[:pair_n], tmp)]
-        times = []
-        for _ in range(args.repeat):
+        times, dask_times = [], []
+        for i in range(args.repeat):
+            dask_first = args.dask and i % 2 == 1
+            if dask_first:
+                dask_times.append(grade_class(subs, env, tmp / "dask.json", "--dask", "local"))
             times.append(grade_class(subs, env, tmp / "local.json"))
+            if args.dask and not dask_first:
+                dask_times.append(grade_class(subs, env, tmp / "dask.json", "--dask", "local"))
             pairs.append(plain_pytest_pair_rate(subs[:pair_n], tmp))
         ratios = [(n / t) / ((pairs[i] + pairs[i + 1]) / 2) for i, t in enumerate(times)]
         t_class, pytest_pair = statistics.median(times), statistics.median(pairs)
@@ -197,9 +206,11 @@ def main() -> None:
             res["class"]["same_report_twice"] = local == _without_timings(
                 json.loads((tmp / "again.json").read_text()))
         if args.dask:
-            t_dask = grade_class(subs, env, tmp / "dask.json", "--dask", "local")
+            t_dask = statistics.median(dask_times)
             same = local == _without_timings(json.loads((tmp / "dask.json").read_text()))
-            res["dask_local"] = {"seconds": t_dask, "per_s": n / t_dask, "ratio_to_pool": t_class / t_dask,
+            each = [t / d for t, d in zip(times, dask_times, strict=True)]
+            res["dask_local"] = {"seconds": t_dask, "per_s": n / t_dask, "ratio_to_pool": statistics.median(each),
+                                 "ratio_each_run": each, "seconds_each_run": dask_times,
                                  "same_report_as_pool": same}
         if args.memory:
             big = make_class(tmp / "big", args.memory, seed=5)
