@@ -187,23 +187,21 @@ def per_task(remaining: int, window: int, threads: int) -> int:
 #: windows' worth, for a traceback's context.
 LOW_LEVEL_LOG_LENGTH = 10
 
-#: Dask settings for `--dask local` (its nannies pass them on to the workers). Each turns off
-#: periodic work nobody reads here (no dashboard, no spilling: a worker holds a few payloads)
-#: that wakes a worker's event loop and takes the GIL from its grading thread:
-#: - the statistical profiler (every 10 ms) and the GIL monitor (every 1 ms);
-#: - the event-loop health tick, every 20 ms by default: at 1 s a worker's event loop woke
-#:   a quarter as often (epoll_wait 883 -> 241 calls in 5 s) and the GIL changed hands half
-#:   as often (futex 2,043 -> 919);
-#: - the memory and system monitors, work stealing (the scheduler queues tasks until a
-#:   thread is free, so there is nothing to steal) and the active memory manager (no data
-#:   is shared between tasks).
-#: And no `MALLOC_TRIM_THRESHOLD_=65536`, which a nanny sets for its worker by default: it
-#: freezes glibc's mmap threshold, so every mid-sized array was mapped, faulted in and
-#: unmapped again (in 5 s of one worker: brk 3,088 -> 250 calls, mmap 2,725 -> 10).
-#: Measured on 2 cores, 200 submissions, `strace -c -f -p WORKER` for 5 s mid-class.
-#: And short debugging logs: the scheduler keeps each worker stream's last 1,000 messages
-#: under 1 MB, and each worker its last 1,000 stimuli, payloads included, so the grading
-#: process held every payload it had sent (160 alive after 150 reports) and grew with the class.
+#: Dask settings for `--dask local` (its nannies pass them on to the workers). Measured on
+#: 2 cores, 200 submissions (`strace -c -f -p WORKER` for 5 s mid-class):
+#: - Off, or slow, the periodic work nobody reads here (no dashboard, no spilling: a worker
+#:   holds a few payloads), which wakes a worker's event loop and takes the GIL from its
+#:   grading thread: the statistical profiler (every 10 ms), the GIL monitor (every 1 ms),
+#:   the event-loop health tick (20 ms by default: at 1 s the loop woke a quarter as often,
+#:   epoll_wait 883 -> 241 calls, and the GIL changed hands half as often, futex 2,043 ->
+#:   919), the memory and system monitors, work stealing (the scheduler queues tasks until
+#:   a thread is free: nothing to steal) and the active memory manager (no shared data).
+#: - No `MALLOC_TRIM_THRESHOLD_=65536`, which a nanny sets for its worker (and in its own
+#:   process, ours) by default: it freezes glibc's mmap threshold, so every mid-sized array
+#:   was mapped, faulted in and unmapped again (brk 3,088 -> 250 calls, mmap 2,725 -> 10).
+#: - Short low-level logs: the scheduler keeps each worker stream's last 1,000 messages
+#:   under 1 MB, and each worker its last 1,000 stimuli, payloads included, so the grading
+#:   process held every payload it had sent (160 alive after 150 reports).
 LOCAL_WORKER_CONFIG: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.gil.enabled": False,
