@@ -114,6 +114,12 @@ def _build(root: Path) -> list[Path]:
     return [root / name for name in EXPECTED]
 
 
+def _lost(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Each step that did not pass: its id, status and what it said (for a failure's message)."""
+    return [(s["id"], s["status"], str(s.get("error") or [t for t in s["tests"] if t.get("status") != "passed"])[:800])
+            for s in report["steps"] if s["status"] != "passed"]
+
+
 def _grade(args: list[str], cwd: Path, cache: Path, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
     if tmp is not None:
@@ -145,7 +151,7 @@ def test_every_shape_gets_the_report_it_must_in_json(graded):
         name = Path(r["submission"]).name
         score, status, phrases = EXPECTED[name]
         core = {s["id"]: s for s in r["steps"] if s["id"] in CORE_IDS}
-        assert r["score"] == score and r["max_score"] == 5.0, (name, r["score"], r["warnings"])
+        assert r["score"] == score and r["max_score"] == 5.0, (name, r["score"], r["warnings"], _lost(r))
         if status:
             assert [core[i]["status"] for i in CORE_IDS] == [status] * 5, name
         assert isinstance(r["warnings"], list)
@@ -208,7 +214,7 @@ def test_csv_carries_a_warnings_column_last(graded):
     assert set(by_name) == set(EXPECTED)
     for name, (score, _status, phrases) in EXPECTED.items():
         row = by_name[name]
-        assert float(row["score"]) == score
+        assert float(row["score"]) == score, (name, row)
         for phrase in phrases:
             assert phrase in row["warnings"], (name, phrase)
 
