@@ -176,12 +176,12 @@ def main() -> None:
         pairs = [plain_pytest_pair_rate(subs[:pair_n], tmp)]
         times, dask_times = [], []
         for i in range(args.repeat):
-            dask_first = args.dask and i % 2 == 1
-            if dask_first:
-                dask_times.append(grade_class(subs, env, tmp / "dask.json", "--dask", "local"))
-            times.append(grade_class(subs, env, tmp / "local.json"))
-            if args.dask and not dask_first:
-                dask_times.append(grade_class(subs, env, tmp / "dask.json", "--dask", "local"))
+            order = [False, True] if args.dask else [False]
+            for on_dask in order[::-1] if i % 2 else order:
+                if on_dask:
+                    dask_times.append(grade_class(subs, env, tmp / "dask.json", "--dask", "local"))
+                else:
+                    times.append(grade_class(subs, env, tmp / "local.json"))
             pairs.append(plain_pytest_pair_rate(subs[:pair_n], tmp))
         ratios = [(n / t) / ((pairs[i] + pairs[i + 1]) / 2) for i, t in enumerate(times)]
         t_class, pytest_pair = statistics.median(times), statistics.median(pairs)

@@ -211,5 +211,9 @@ def test_workers_started_before_the_course_take_the_parents_settings_with_their_
         assert pool._engine(setup) is engine  # warm: the same engine for the next task
         other = pool.WorkerSetup(replace(options, max_examples=7), setup.env)
         assert pool._engine(other) is not engine and pool._engine(other).options.max_examples == 7
+        moved = pool.WorkerSetup(other.options, (("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hyp2")),))
+        before = pool._engine(other)
+        assert pool._engine(moved) is not before  # same options, another environment: built anew
+        assert os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] == str(tmp_path / "hyp2")
     finally:
         pool._WARM.close()

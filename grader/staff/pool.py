@@ -60,7 +60,7 @@ def _engine(setup: WorkerSetup) -> Engine:
     assert _WARM is not None, "not a pool worker"
     os.environ.update(setup.env)
     sys.dont_write_bytecode = sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in dict(setup.env)
-    return _WARM.get(setup.options)
+    return _WARM.get(setup.options, key=setup.env)  # the environment it was built under, too
 
 
 def grade_task(setup: WorkerSetup, path: str, label: str, step_ids: list[str],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from attn_practice import __version__
@@ -34,23 +34,24 @@ def batch_engine(options: RunOptions, *, many: bool = True) -> Engine:
 
 
 class WarmEngine:
-    """The engine for the options last asked for: kept warm across submissions, and closed
-    and built anew when the options change (a pool worker, a Dask worker thread)."""
+    """The engine last asked for: kept warm across submissions, and closed and built anew
+    when its options, or what else it was built under (`key`), change (a pool worker, a Dask
+    worker thread)."""
 
     def __init__(self) -> None:
-        self.options: RunOptions | None = None
+        self.built_for: tuple[RunOptions, Hashable] | None = None
         self.engine: Engine | None = None
 
-    def get(self, options: RunOptions) -> Engine:
-        if self.engine is None or options != self.options:
+    def get(self, options: RunOptions, key: Hashable = None) -> Engine:
+        if self.engine is None or (options, key) != self.built_for:
             self.close()
-            self.engine, self.options = batch_engine(options), options
+            self.engine, self.built_for = batch_engine(options), (options, key)
         return self.engine
 
     def close(self) -> None:
         if self.engine is not None:
             self.engine.close()
-        self.engine = self.options = None
+        self.engine = self.built_for = None
 
 
 def grade_with(engine: Engine, path: Path, step_ids: Sequence[str], *, label: str,
