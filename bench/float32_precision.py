@@ -7,7 +7,12 @@ worst |got - expected| / max(|expected|, rounding scale) against the float64
 reference, next to what a float16-rounded answer and an answer 1.5e-4 off
 score. The tolerance (rtol) must sit between the first and the other two.
 
-Run: `.venv/bin/python bench/float32_precision.py [N_EXAMPLES]`.
+With `--scores` it prints instead how far float32 dot products of length n
+drift in each summation order NumPy and learners use (einsum, BLAS matmul,
+pairwise np.sum, a sequential loop), in unit roundoffs of sum |terms|: the
+measurement behind `scales.growth`, which must stay above every column.
+
+Run: `.venv/bin/python bench/float32_precision.py [N_EXAMPLES]` or `... --scores`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 
 from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.suites import strategies as S
-from attn_practice.grader.suites.scales import rounding_scale
+from attn_practice.grader.suites.scales import growth, rounding_scale
 from attn_practice.reference import attention as R
 from attn_practice.reference.variants import variants_for
 
@@ -69,7 +74,7 @@ def ratios(sid: str, n: int) -> dict[str, float]:
         with np.errstate(all="ignore"):
             expected = np.asarray(ref(*[np.array(a, dtype=np.float64) if isinstance(a, np.ndarray)
                                         and a.dtype.kind == "f" else a for a in args]), dtype=np.float64)
-        scale = rounding_scale(sid, args)
+        scale = rounding_scale(sid, args, resolve_step(sid).tolerance("float32").rtol)
         denom = np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale)
         denom = np.maximum(denom, 1e-30)
         outs = {}
@@ -91,7 +96,44 @@ def ratios(sid: str, n: int) -> dict[str, float]:
     return worst
 
 
+def _sequential(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    acc = np.zeros(Q.shape[:-1] + (K.shape[-2],), np.float32)
+    for d in range(Q.shape[-1]):
+        acc += Q[..., :, None, d] * K[..., None, :, d]
+    return acc
+
+
+def score_drift() -> None:
+    """Worst |float32 dot - exact| / (u * sum |terms|) per summation order, by length n."""
+    u = float(np.finfo(np.float32).eps) / 2
+    orders = {
+        "einsum": lambda Q, K: np.einsum("qd,kd->qk", Q, K),
+        "BLAS": lambda Q, K: Q @ K.T,
+        "pairwise": lambda Q, K: np.sum(Q[:, None, :] * K[None], axis=-1),
+        "sequential": _sequential,
+    }
+    rng = np.random.default_rng(0)
+    for fill in ("positive", "normal"):
+        for n in (16, 256, 4096):
+            worst = dict.fromkeys(orders, 0.0)
+            for _ in range(30):
+                if fill == "positive":
+                    Q, K = (rng.uniform(0, 10, (s, n)).astype(np.float32) for s in (3, 5))
+                else:
+                    Q, K = ((rng.normal(size=(s, n)) * 5).astype(np.float32) for s in (3, 5))
+                exact = Q.astype(np.float64) @ K.astype(np.float64).T
+                terms = np.abs(Q.astype(np.float64)) @ np.abs(K.astype(np.float64)).T
+                for name, dot in orders.items():
+                    drift = np.abs(dot(Q, K).astype(np.float64) - exact) / (u * terms)
+                    worst[name] = max(worst[name], float(drift.max()))
+            cols = "  ".join(f"{k} {v:5.1f}" for k, v in worst.items())
+            print(f"{fill:8} n={n:5}: {cols}   growth(n) = {growth(n):.1f}")
+
+
 def main() -> None:
+    if "--scores" in sys.argv:
+        score_drift()
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     for sid in DRAWS:
         w = ratios(sid, n)

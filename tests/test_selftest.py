@@ -48,6 +48,10 @@ def test_selftest_reports_a_private_suite_that_rejects_correct_code(tmp_path):
     assert result.exit_code == 1
     assert "selftest found problems" in result.output
     assert "variant" in result.output and "BAD" in result.output
+    # ... and says which test failed the correct code, why, and how to reproduce it
+    bad = result.output[result.output.index("BAD"):]
+    assert "failed An instructor test with a wrong expected value: expected ones" in bad
+    assert "repro: scale_scores(np.array([[1., 1.], [1., 1.]]), 4)" in bad
 
 
 def test_readme_lists_every_catalogued_mistake_id():

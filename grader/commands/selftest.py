@@ -22,6 +22,8 @@ from attn_practice.grader.commands.common import (
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from attn_practice.grader.staff.selftest import CaseResult
+
 
 @click.command("selftest")
 @click.option("--course", type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -100,6 +102,8 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
                         if r.private_failed else "")
                 out.print(Text(f"  {'ok ' if r.ok else 'BAD'} {s.step} {r.case.kind} {r.case.name}: "
                                f"{r.status}, diagnoses {r.diagnoses or '[]'}{want}{priv}"))
+                if not r.ok:
+                    out.print(Text(_why(r)))
         if private and s.private and verbose:
             caught = [r.case.name for r in s.of(CaseKind.MISTAKE) if r.caught_by_private]
             out.print(Text(f"  {s.step}: the private tests catch {len(caught)} catalogued "
@@ -108,6 +112,33 @@ def selftest(course: Path | None, steps: tuple[str, ...], jobs: int | None, verb
     out.print(Text("selftest passed", style="bold green") if ok
               else Text("selftest found problems", style="bold red"))
     exit_with(EXIT_PASSED if ok else EXIT_FAILED)
+
+
+#: Failing tests shown under a BAD case; the rest are counted.
+MAX_SHOWN = 3
+
+
+def _why(r: CaseResult) -> str:
+    """Under a BAD case: what failed, on which input, and the call that reproduces it.
+
+    A correct variant that fails is a grader bug to fix before students meet
+    it, so its failures come with their details (the worst element and the
+    tolerance); a mistake's show only what caught it.
+    """
+    from attn_practice.grader.staff.selftest import CaseKind
+
+    must_pass = r.case.kind in (CaseKind.REFERENCE, CaseKind.VARIANT)
+    lines = [f"      step error: {r.error}"] if r.error else []
+    for t in r.not_passed[:MAX_SHOWN]:
+        f = t.failure
+        lines.append(f"      {t.status} {t.name}: {f.summary if f else t.message}")
+        if f is not None and must_pass:
+            lines += [f"        {line}" for line in f.details.splitlines()[:12]]
+        if f is not None and f.repro:
+            lines.append(f"        repro: {f.repro}")
+    if len(r.not_passed) > MAX_SHOWN:
+        lines.append(f"      ... and {len(r.not_passed) - MAX_SHOWN} more")
+    return "\n".join(lines)
 
 
 def _ratio(n: int, total: int) -> Text:

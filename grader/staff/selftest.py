@@ -58,6 +58,11 @@ class CaseResult:
     private_failed: tuple[str, ...] = ()
     #: ... and those that did not pass (failed, crashed, timed out, skipped)
     private_not_passed: tuple[str, ...] = ()
+    #: Every test that did not pass, with why and on what input: what a staff member needs
+    #: to act on a correct variant that failed (or to see what caught a mistake).
+    not_passed: tuple[TestResult, ...] = ()
+    #: Why the whole step could not run (missing file, syntax error, crash), if it could not.
+    error: str = ""
 
     @property
     def ok(self) -> bool:
@@ -146,7 +151,8 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
             failed = tuple(t.name for t in step.tests if t.name in mine and _judged_wrong(t))
             not_passed = tuple(t.name for t in step.tests if t.name in mine and t.status is not Status.PASSED)
             summaries[case.step].results.append(
-                CaseResult(case, step.status, step.diagnosis_ids, ran, failed, not_passed))
+                CaseResult(case, step.status, step.diagnosis_ids, ran, failed, not_passed,
+                           tuple(t for t in step.tests if t.status is not Status.PASSED), step.error))
     for summary in summaries.values():
         _discount_unsound(summary)
     return [summaries[ex.id] for ex in steps]

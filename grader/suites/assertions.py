@@ -180,8 +180,9 @@ class StepContext:
         return got, expected
 
     def rounding_scale(self, *args: Any) -> np.ndarray | None:
-        """The per-entry size of the terms behind each output entry (see `scales.py`)."""
-        return rounding_scale(self.exercise.id, args)
+        """The per-entry size of the terms behind each output entry, scores' rounding included
+        (see `scales.py`): rtol times it is what a correct answer may miss by."""
+        return rounding_scale(self.exercise.id, args, self.tolerance(args).rtol)
 
     def check_scaled(self, *args: Any) -> np.ndarray:
         """`check` with the step's rounding scale: float32 error is judged against the terms' size."""
