@@ -21,7 +21,7 @@ from attn_practice.grader.catalog import Exercise, Tolerance
 from attn_practice.grader.results import CarriesFailure, Failure
 from attn_practice.grader.sandbox.failures import describe_inputs, format_array, repro_line
 from attn_practice.grader.sandbox.learner import Learner, LearnerError
-from attn_practice.grader.suites.scales import rounding_scale
+from attn_practice.grader.suites.scales import rounding_scale, score_allowance
 
 #: The latest failing inputs kept per step for the diagnosis (the shrunk example comes last).
 MAX_FAILING_INPUTS = 6
@@ -180,9 +180,8 @@ class StepContext:
         return got, expected
 
     def rounding_scale(self, *args: Any) -> np.ndarray | None:
-        """The per-entry size of the terms behind each output entry, scores' rounding included
-        (see `scales.py`): rtol times it is what a correct answer may miss by."""
-        return rounding_scale(self.exercise.id, args, self.tolerance(args).rtol)
+        """The per-entry size of the terms behind each output entry (see `scales.py`)."""
+        return rounding_scale(self.exercise.id, args)
 
     def check_scaled(self, *args: Any) -> np.ndarray:
         """`check` with the step's rounding scale: float32 error is judged against the terms' size."""
@@ -231,25 +230,32 @@ class StepContext:
         return 4.0 * float(finite.max()) if finite.size else 0.0
 
     def _within(self, got: np.ndarray, expected: np.ndarray, args: Sequence[Any], kwargs: dict[str, Any],
-                scale: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-        """(ok per entry, |error|, bound, float32 slack): the one place a value is judged.
+                scale: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, np.ndarray | None]:
+        """(ok per entry, |error|, bound, float32 slack, scores' allowance): where values are judged.
 
-        The step's tolerance first; only where that fails is float32's own miss on this
-        input computed (a second reference call), so passing answers never pay for it.
+        The step's tolerance first; only where that fails (so passing answers never pay)
+        what rounding the scores can do through softmax (`scales.score_allowance`), then
+        float32's own miss on this input (a second reference call).
         """
         tol = self.tolerance(args)
         bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
         with np.errstate(all="ignore"):
             err = np.abs(got - expected)
         ok = (err <= bound) | (got == expected)
-        slack = 0.0
+        slack, allowance = 0.0, None
+        if not ok.all():
+            extra = score_allowance(self.exercise.id, tuple(args), kwargs)
+            if extra is not None and extra.shape == expected.shape:
+                bound, allowance = bound + extra, extra
+                with np.errstate(all="ignore"):
+                    ok = (err <= bound) | (got == expected)
         if not ok.all():
             slack = self.float32_slack(args, kwargs, expected)
             if slack:
                 bound = bound + slack
                 with np.errstate(all="ignore"):
                     ok = (err <= bound) | (got == expected)
-        return ok, err, bound, slack
+        return ok, err, bound, slack, allowance
 
     def repro(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
         return repro_line(self.exercise.function, self.exercise.params, tuple(args), kwargs)
@@ -310,7 +316,7 @@ class StepContext:
                 hint="Work out the shape on paper from the input shapes first; "
                      "print(result.shape) while you work.",
             ))
-        ok, err, bound, slack = self._within(got, expected, args, kwargs, scale)
+        ok, err, bound, slack, allowance = self._within(got, expected, args, kwargs, scale)
         if ok.all():
             return
         tol = self.tolerance(args)
@@ -344,6 +350,8 @@ class StepContext:
                 f"worst element {idx}: got {g!r}, expected {e!r}\n"
                 f"absolute error {abs_err:.3g}, relative error {rel:.3g}; allowed "
                 f"|got - expected| <= atol + rtol*|expected| with atol={tol.atol:g}, rtol={tol.rtol:g}"
+                + (f", plus {float(allowance[idx]):.3g} (what rounding the scores can do through "
+                   "softmax on this input)" if allowance is not None and allowance[idx] > 0 else "")
                 + (f", plus {slack:.3g} (four times what float32 rounding of the reference misses "
                    "by on this input)" if slack else "") + "\n"
                 + self._inputs_and_arrays(args, got, expected)
