@@ -502,7 +502,10 @@ def test_attacks_as_unprivileged_user() -> None:
         os.chmod(home, 0o777)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
                "ATTACK_TESTS": str(HERE), "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp"}
-        probe = subprocess.run([*cmd, sys.executable, "-c", "import attn_practice.grader.engine.engine"], env=env,
+        # The probe also looks up the uid's keyrings, as every fork server does (`keyrings_available`):
+        # since Linux 5.3 the kernel keeps a uid's user and user-session keyrings for good once
+        # looked up, so on a freshly booted machine they would count as left by the run.
+        probe = subprocess.run([*cmd, sys.executable, "-c", _PROBE], env=env,
                                cwd=str(home), capture_output=True, text=True, timeout=120,
                                stdin=subprocess.DEVNULL)
         if probe.returncode != 0:
@@ -537,6 +540,11 @@ def test_attacks_as_unprivileged_user() -> None:
     while _traces_of(65534) - traces_before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _traces_of(65534) - traces_before == set(), "IPC objects, keys or temp files of the run remain"
+
+
+_PROBE = ("import attn_practice.grader.engine.engine\n"
+          "from attn_practice.grader.sandbox.jail import keyrings_available, load_libc\n"
+          "keyrings_available(load_libc())\n")
 
 
 def _traces_of(uid: int) -> set[str]:
