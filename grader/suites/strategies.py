@@ -32,6 +32,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from attn_practice.grader.suites.seeding import generator as _rng
+
 MAX_SIDE = 4  # n_q, n_k, d_k, d_v in the small profile
 MAX_LONG = 40  # slice length (n_k, softmax axis) in the long profile: beyond the lesson's sentence
 MAX_WIDE = 4096  # d_k, d_v in the wide profile
@@ -67,8 +69,6 @@ def current_salt() -> int | None:
     return _SALT
 
 
-def _rng(seed: int, salt: int | None) -> np.random.Generator:
-    return np.random.default_rng([int(seed)] if salt is None else [int(seed), int(salt)])
 
 
 # -- recipes -------------------------------------------------------------------
