@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 
 from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.suites import strategies as S
-from attn_practice.grader.suites.scales import growth, rounding_scale
+from attn_practice.grader.suites.scales import growth, rounding_scale, score_allowance
 from attn_practice.reference import attention as R
 from attn_practice.reference.variants import variants_for
 
@@ -74,8 +74,12 @@ def ratios(sid: str, n: int) -> dict[str, float]:
         with np.errstate(all="ignore"):
             expected = np.asarray(ref(*[np.array(a, dtype=np.float64) if isinstance(a, np.ndarray)
                                         and a.dtype.kind == "f" else a for a in args]), dtype=np.float64)
-        scale = rounding_scale(sid, args, resolve_step(sid).tolerance("float32").rtol)
+        # the judge's bound in rtol units: the terms' scale, plus the scores' allowance / rtol
+        scale = rounding_scale(sid, args)
         denom = np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale)
+        extra = score_allowance(sid, args)
+        if extra is not None:
+            denom = denom + extra / resolve_step(sid).tolerance("float32").rtol
         denom = np.maximum(denom, 1e-30)
         outs = {}
         for name, fn in fns:

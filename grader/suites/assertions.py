@@ -21,7 +21,7 @@ from attn_practice.grader.catalog import Exercise, Tolerance
 from attn_practice.grader.results import CarriesFailure, Failure
 from attn_practice.grader.sandbox.failures import describe_inputs, format_array, repro_line
 from attn_practice.grader.sandbox.learner import Learner, LearnerError
-from attn_practice.grader.suites.scales import rounding_scale, score_allowance
+from attn_practice.grader.suites.scales import has_float32, rounding_scale, score_allowance
 
 #: The latest failing inputs kept per step for the diagnosis (the shrunk example comes last).
 MAX_FAILING_INPUTS = 6
@@ -202,8 +202,7 @@ class StepContext:
 
     # -- judging -------------------------------------------------------------
     def tolerance(self, args: Sequence[Any]) -> Tolerance:
-        low = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
-        return self.exercise.tolerance("float32" if low else "float64")
+        return self.exercise.tolerance("float32" if has_float32(args) else "float64")
 
     def float32_slack(self, args: Sequence[Any], kwargs: dict[str, Any], expected: np.ndarray) -> float:
         """What a float32 computation of the reference itself misses by, on these very inputs (x4).
@@ -214,7 +213,7 @@ class StepContext:
         implementation passing, whatever its summation order, while an answer off by
         a fixed amount still fails wherever float32 is accurate (most inputs).
         """
-        if not any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args):
+        if not has_float32(args):
             return 0.0
         copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         try:

@@ -19,7 +19,7 @@ float64 input is judged as tightly as ever.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,10 +49,14 @@ def growth(n: int) -> float:
     return 2.0 * math.sqrt(max(n, 1)) + 4.0
 
 
+def has_float32(args: Sequence[Any]) -> bool:
+    """Whether the input is judged at float32's precision (any float32 array among `args`)."""
+    return any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
+
+
 def _unit_roundoff(args: tuple[Any, ...]) -> float:
     """The input's own precision: float32's when any float input is float32."""
-    low = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
-    return float(np.finfo(np.float32 if low else np.float64).eps) / 2
+    return float(np.finfo(np.float32 if has_float32(args) else np.float64).eps) / 2
 
 
 #: Beyond this many (query, key, value column) triples, the value spread is bounded
@@ -175,4 +179,4 @@ def score_allowance(step_id: str, args: tuple[Any, ...], kwargs: dict[str, Any] 
     return np.nan_to_num(extra, nan=0.0, posinf=0.0)
 
 
-__all__ = ["growth", "rounding_scale", "score_allowance"]
+__all__ = ["growth", "has_float32", "rounding_scale", "score_allowance"]

@@ -26,8 +26,9 @@ def _mix64(x: int) -> int:
 
 
 def _word(n: int) -> int:
-    """Any non-negative int folded into 64 bits (seeds and salts are 64 bits or fewer)."""
-    n = int(n)
+    """Any int folded into 64 bits (seeds and salts are 64 bits or fewer; a recipe from the
+    example store may hold anything, and a negative one must not loop forever)."""
+    n = abs(int(n))
     word = n & _MASK64
     while n >> 64:
         n >>= 64
