@@ -25,8 +25,10 @@ How an id is matched
 * `wrong-scale` covers every divisor but the right one: alone, the factor
   is fitted; in a pair, common wrong divisors are tried.
 
-A correct implementation can never be matched: see `evidence.py` for the
-tolerances. One diagnosis costs at most `MAX_CALLS` learner calls and is
+A call stopped by one of the grader's limits (time, memory, an answer far
+larger than asked for) is left out: it says nothing about the mistake, while
+the learner's own exception is evidence (`fixed-rank`). A correct
+implementation can never be matched: see `evidence.py` for the tolerances. One diagnosis costs at most `MAX_CALLS` learner calls and is
 deterministic. Nothing here raises.
 
 This package imports NumPy, the reference and the catalogue only: no

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.engine.diagnose.probes import PROBES
+from attn_practice.grader.results import FailureKind
 from attn_practice.reference.attention import FUNCTIONS
 from attn_practice.reference.mistakes import STEP_FUNCTIONS
 
@@ -98,6 +99,23 @@ def run(fn: Callable[..., Any], args: Sequence[Any]) -> np.ndarray | None:
         return None
 
 
+#: A learner call stopped by one of the grader's limits (its time, its memory, an answer
+#: far larger than asked for) says nothing about which mistake the code makes: np.dot on
+#: a large batch is right in every way but size, and a loaded machine can time any call out.
+_LIMITED = frozenset({FailureKind.TIMEOUT, FailureKind.MEMORY, FailureKind.CRASH,
+                      FailureKind.TOO_LARGE, FailureKind.INTERRUPT})
+
+
+def ask(call: Callable[..., Any], args: Sequence[Any]) -> tuple[np.ndarray | None, bool]:
+    """The learner's answer as `run` gives it, and False when a limit stopped the call instead."""
+    try:
+        with np.errstate(all="ignore"):
+            out = call(*args)
+    except Exception as exc:  # noqa: BLE001 - a raising learner is an observation
+        return None, getattr(exc, "kind", None) not in _LIMITED
+    return run(lambda: out, ()), True
+
+
 @dataclass
 class Obs:
     """One input: the reference's answer and the learner's (None if it raised)."""
@@ -171,8 +189,10 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
         ref, cache = _PROBE_CACHE[key]
         if ref is None or not np.all(np.isfinite(ref)):
             continue
-        out = run(call, _copy(p.args))
+        out, answered = ask(call, _copy(p.args))
         calls += 1
+        if not answered:
+            continue
         obs.append(Obs(p.args, p.tags, True, ref, out, right(out, ref), cache, p.name))
     kept = 0
     for args in failing:
@@ -185,8 +205,10 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
         ref = run(reference, _copy(args))
         if ref is None or not np.all(np.isfinite(ref)):
             continue
-        out = run(call, _copy(args))
+        out, answered = ask(call, _copy(args))
         calls += 1
+        if not answered:
+            continue
         large = bool(np.max([np.max(np.abs(a)) for a in args
                              if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size]
                             or [0.0]) > 50.0)
@@ -197,10 +219,10 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
     # the output may depend on chance; then nothing here can be trusted.
     first = next((o for o in obs if o.out is not None), None)
     if first is not None and calls < MAX_CALLS:
-        again = run(call, _copy(first.args))
+        again, _ = ask(call, _copy(first.args))
         if again is None or not np.array_equal(again, first.out, equal_nan=True):
             return []
     return obs
 
 
-__all__ = ["MAX_CALLS", "Obs", "close", "differs", "differs_finitely", "observe", "run"]
+__all__ = ["MAX_CALLS", "Obs", "close", "differs", "ask", "differs_finitely", "observe", "run"]
