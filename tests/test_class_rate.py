@@ -75,35 +75,61 @@ def test_the_dry_run_judges_nothing_and_leaves_the_real_run_judging() -> None:
     ctx.compare(right, right, (Q, K))  # and a right one passes
 
 
+def test_the_dry_run_skips_the_scale_and_value_range_work_and_the_real_run_does_it() -> None:
+    """In a dry run `rounding_scale` is zeros of the output's shape (any array of that shape
+    serves a test that indexes or broadcasts it) and the value-range property is not computed;
+    for real, the scale is the step's and an answer outside V's range fails."""
+    ctx = StepContext(resolve_step("step5"), _Batcher(), attention.attention)  # type: ignore[arg-type]
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 6))
+    seen: list[tuple[bool, Any]] = []
+
+    def test(step: StepContext, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
+        got = step.check(Q, K, V, scale=step.rounding_scale(Q, K, V))
+        step.require_in_value_range(got + 1e6, V, (Q, K, V))  # outside: judged only for real
+        seen.append((step.dry_run, step.rounding_scale(Q, K, V)))
+
+    replay.ExampleReplay()._prefetch(("node", 1), [{"Q": Q, "K": K, "V": V}], test, {"step": ctx})
+    assert len(seen) == 1 and seen[0][0] is True
+    assert seen[0][1].shape == (2, 3, 6) and not seen[0][1].any()
+    real = ctx.rounding_scale(Q, K, V)
+    assert real.shape == (2, 3, 6) and real.min() > 0
+    with pytest.raises(StepFailure):
+        ctx.require_in_value_range(attention.attention(Q, K, V) + 1e6, V, (Q, K, V))
+    assert len(ctx.learner.batches) == 1 and len(ctx.learner.batches[0].calls) == 1
+
+
 # -- inputs rebuilt from recipes ---------------------------------------------------------------
 def _built_the_long_way(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int, bound: float,
                         salt: int | None) -> Any:
-    """The builder as it was before issue 22: clip every style, then cast (a copy) every dtype."""
+    """The builder's draws, then a clip of every style and a cast (a copy) of every dtype, as
+    before issue 22 (the draws are today's: whole numbers as floor(uniform), picks by index)."""
     rng = strategies._rng(seed, salt)
     small = min(bound, 3.0)
     if style == "small-ints":
-        a = rng.integers(-int(small), int(small) + 1, size=shape).astype(np.float64)
+        a = np.floor(rng.uniform(-int(small), int(small) + 1, size=shape))
     elif style == "normal":
         a = rng.normal(0.0, min(bound / 3, 2.0), size=shape)
     elif style == "uniform":
         a = rng.uniform(-bound, bound, size=shape)
     elif style == "wide-ints":
-        a = rng.integers(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape).astype(np.float64)
+        a = np.floor(rng.uniform(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape))
     elif style == "mixed-scale":
         top = int(np.floor(np.log10(max(bound, 1.0))))
-        a = rng.uniform(0.1, 1.0, size=shape) * 10.0 ** rng.integers(-3, top + 1, size=shape)
-        a *= rng.choice(np.array([-1.0, 1.0]), size=shape)
+        a = rng.uniform(0.1, 1.0, size=shape) * np.power(10.0, np.floor(rng.uniform(-3, top + 1, size=shape)))
+        a = np.where(rng.random(shape) < 0.5, -a, a)
     elif style == "positive":
         a = rng.uniform(bound / 10, bound, size=shape)
     else:
-        a = rng.choice(np.array([-bound, -bound / 2, 0.0, bound / 2, bound]), size=shape)
+        a = np.array([-bound, -bound / 2, 0.0, bound / 2, bound])[rng.integers(0, 5, size=shape)]
     a = np.clip(a, -bound, bound)
     with np.errstate(over="ignore"):
         return a.astype(dtype)
 
 
 def test_inputs_are_the_same_values_as_clipping_and_casting_every_array() -> None:
-    """Skipping a clip that cannot bite and a float64 copy changes no input, salted or public."""
+    """Skipping a clip that cannot bite and a float64 copy changes no input, salted or public;
+    and the whole-number styles give whole numbers within the bound."""
     rng = random.Random(22)
     for style in strategies.STYLES:
         for bound in (0.5, 1.0, 2.5, 10.0, 300.0, 1e3, 1e100, 1e300):
@@ -116,6 +142,8 @@ def test_inputs_are_the_same_values_as_clipping_and_casting_every_array() -> Non
                     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (style, bound, dtype, shape)
                     if dtype == np.float64:  # (a float32 cast of a bound past its range overflows, as ever)
                         assert np.all(np.abs(got) <= bound)
+                    if style.endswith("-ints"):
+                        assert np.all(np.floor(got) == got)
 
 
 def test_two_arrays_of_one_recipe_never_share_memory() -> None:

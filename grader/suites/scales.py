@@ -160,6 +160,11 @@ def rounding_scale(step_id: str, args: tuple[Any, ...]) -> np.ndarray | None:
     return None if fn is None else fn(*args)
 
 
+def has_scale(step_id: str) -> bool:
+    """Whether `rounding_scale` gives `step_id` a scale of its own (else None)."""
+    return step_id in _SCALES
+
+
 def score_allowance(step_id: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
                     ) -> np.ndarray | None:
     """What rounding the scores may add to each output entry, absolute (None: nothing to add).
@@ -179,4 +184,4 @@ def score_allowance(step_id: str, args: tuple[Any, ...], kwargs: dict[str, Any] 
     return np.nan_to_num(extra, nan=0.0, posinf=0.0)
 
 
-__all__ = ["growth", "has_float32", "rounding_scale", "score_allowance"]
+__all__ = ["growth", "has_float32", "has_scale", "rounding_scale", "score_allowance"]
