@@ -254,3 +254,28 @@ def test_writefile_cells_are_read_as_the_files_they_write_never_run(tmp_path):
         prepared = intake.prepare(tmp_path)
         assert prepared is not None
         assert sorted(p.name for p in prepared.path.iterdir()) == ["step2_scale.py", "utils.py"]
+
+
+def test_step_files_are_parsed_only_where_they_decide_between_sources(tmp_path, monkeypatch):
+    """One file per step and no other code (most of a class): graded without parsing (issue 22's
+    intake cost). Two files for one step: the one that defines the function wins, whichever is
+    newer, so there the files are parsed."""
+    from attn_practice.grader.staff.intake import recognise as rec_mod
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "step2_scale.py").write_text("def scale_scores(scores, d_k):\n    return scores\n")
+    parsed: list[str] = []
+    real_code = rec_mod._code
+    monkeypatch.setattr(rec_mod, "_code", lambda entry, kind: parsed.append(entry.name) or real_code(entry, kind))
+    assert recognise(plain).chosen["step2"].entry.name == "step2_scale.py"
+    assert parsed == []
+
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "step2-scale.py").write_text("def scale_scores(scores, d_k):\n    return scores / d_k ** 0.5\n")
+    (two / "step2_scale.py").write_text("# moved to the other file\n")
+    os.utime(two / "step2-scale.py", (1_000_000, 1_000_000))  # older: only `defines` can pick it
+    chosen = recognise(two).chosen["step2"]
+    assert chosen.entry.name == "step2-scale.py" and chosen.defines
+    assert sorted(parsed) == ["step2-scale.py", "step2_scale.py"]

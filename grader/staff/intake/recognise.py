@@ -122,6 +122,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
     entries = walk(folder, descend=lambda e: False, max_depth=0).entries
     codes: list[Code] = []
     named: dict[str, list[Source]] = {}
+    step_files: list[tuple[Source, Exercise]] = []  # parsed only where the choice needs it (below)
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -129,12 +130,11 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         ex = step_for_name(entry.name, catalog)
         if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
             # A step's file is graded as that step only (never mined for another step's function).
-            code = _code(entry, SourceKind.MODULE) if entry.kind is EntryKind.FILE else None
             kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
-            parsed = code.parsed if code is not None else None
-            named.setdefault(ex.id, []).append(Source(
-                kind, entry, defines=code is None or (parsed is not None and defines(parsed, ex.function)),
-                mtime=_mtime(entry), stub=parsed is not None and is_stub(parsed, ex.function)))
+            source = Source(kind, entry, defines=True, mtime=_mtime(entry))
+            named.setdefault(ex.id, []).append(source)
+            if entry.kind is EntryKind.FILE:
+                step_files.append((source, ex))
         elif entry.kind is EntryKind.FILE and (python_stem(entry.name) is not None or is_notebook(entry.name)):
             if len(codes) < max_code:
                 kind = SourceKind.NOTEBOOK if is_notebook(entry.name) else SourceKind.MODULE
@@ -146,6 +146,13 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
         out.found.append(f"{shown} ({note})" if note else shown)
     out.parsed = len(codes)
+    if codes or any(len(tier) > 1 for tier in named.values()):
+        # Whether a step file defines its function, or is still the stub, only decides between
+        # sources: one file per step and no other code (most of a class) is graded unparsed.
+        for source, ex in step_files:
+            parsed = _code(source.entry, SourceKind.MODULE).parsed
+            source.defines = parsed is not None and defines(parsed, ex.function)
+            source.stub = parsed is not None and is_stub(parsed, ex.function)
     _written(codes, named, out, catalog)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
