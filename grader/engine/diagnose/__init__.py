@@ -28,8 +28,9 @@ How an id is matched
 A call stopped by one of the grader's limits (time, memory, an answer far
 larger than asked for) is left out: it says nothing about the mistake, while
 the learner's own exception is evidence (`fixed-rank`). A correct
-implementation can never be matched: see `evidence.py` for the tolerances. One diagnosis costs at most `MAX_CALLS` learner calls and is
-deterministic. Nothing here raises.
+implementation can never be matched: see `evidence.py` for the tolerances.
+One diagnosis costs at most `MAX_CALLS` learner calls and is deterministic.
+Nothing here raises.
 
 This package imports NumPy, the reference and the catalogue only: no
 sandbox, no pytest. The learner's file is read as text (`source.py`), only to

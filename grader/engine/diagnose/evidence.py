@@ -225,4 +225,4 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
     return obs
 
 
-__all__ = ["MAX_CALLS", "Obs", "close", "differs", "ask", "differs_finitely", "observe", "run"]
+__all__ = ["MAX_CALLS", "Obs", "ask", "close", "differs", "differs_finitely", "observe", "run"]
