@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.sandbox import protocol
-from attn_practice.grader.suites.seeding import generator
 
 #: Longest a batch of prefetched (replayed) calls may take before falling back to single calls.
 PREFETCH_TIMEOUT = 10.0
@@ -98,7 +97,7 @@ def single_reply(reply: dict[str, Any]) -> dict[str, Any]:
 
 def batch_order(salt: int, n: int) -> list[int]:
     """The order a batch of `n` calls runs in: drawn from the salt, never the suite's own."""
-    return generator(int(salt), n).permutation(n).tolist()
+    return [int(i) for i in np.random.default_rng([int(salt), n]).permutation(n)]
 
 
 def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[tuple[int, dict[str, Any]]] | None:

@@ -236,20 +236,19 @@ class StepContext:
         bound = tol.atol + tol.rtol * (np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale))
         with np.errstate(all="ignore"):
             err = np.abs(got - expected)
-        ok = (err <= bound) | (got == expected)
+            exact = got == expected
+        ok = (err <= bound) | exact
         slack, allowance = 0.0, None
         if not ok.all():
             extra = score_allowance(self.exercise.id, tuple(args), kwargs)
             if extra is not None and extra.shape == expected.shape:
                 bound, allowance = bound + extra, extra
-                with np.errstate(all="ignore"):
-                    ok = (err <= bound) | (got == expected)
+                ok = (err <= bound) | exact
         if not ok.all():
             slack = self.float32_slack(args, kwargs, expected)
             if slack:
                 bound = bound + slack
-                with np.errstate(all="ignore"):
-                    ok = (err <= bound) | (got == expected)
+                ok = (err <= bound) | exact
         return ok, err, bound, slack, allowance
 
     def repro(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:

@@ -119,29 +119,27 @@ def _step7_scores(Z: Any, W_q: Any, W_k: Any, W_v: Any) -> np.ndarray:
     return _through_softmax(_projected_scores(Z, W_q, W_k), _weights(Z @ W_q, Z @ W_k), Z @ W_v)
 
 
+def _per_head(W_o: np.ndarray, n_heads: int, d_model: int,
+              head: Callable[[slice], np.ndarray]) -> np.ndarray:
+    """`head(cols)` for each head's columns, side by side, then @ |W_o|."""
+    d_h = d_model // n_heads
+    return np.concatenate([head(slice(h * d_h, (h + 1) * d_h)) for h in range(n_heads)], axis=-1) @ np.abs(W_o)
+
+
 def _step8(Z: Any, W_q: Any, W_k: Any, W_v: Any, W_o: Any, n_heads: int) -> np.ndarray:
     """Each head's weighted |Z| @ |W_v| columns, then @ |W_o|."""
     Z, W_q, W_k, W_v, W_o = _f64(Z, W_q, W_k, W_v, W_o)
-    d_h = Z.shape[-1] // n_heads
     Q, K, V_mag = Z @ W_q, Z @ W_k, np.abs(Z) @ np.abs(W_v)
-    heads = []
-    for h in range(n_heads):
-        cols = slice(h * d_h, (h + 1) * d_h)
-        heads.append(_weights(Q[..., cols], K[..., cols]) @ V_mag[..., cols])
-    return np.concatenate(heads, axis=-1) @ np.abs(W_o)
+    return _per_head(W_o, n_heads, Z.shape[-1],
+                     lambda c: _weights(Q[..., c], K[..., c]) @ V_mag[..., c])
 
 
 def _step8_scores(Z: Any, W_q: Any, W_k: Any, W_v: Any, W_o: Any, n_heads: int) -> np.ndarray:
     """Each head's score term (as step 7's, on its columns), then @ |W_o|."""
     Z, W_q, W_k, W_v, W_o = _f64(Z, W_q, W_k, W_v, W_o)
-    d_h = Z.shape[-1] // n_heads
     Q, K, V = Z @ W_q, Z @ W_k, Z @ W_v
-    heads = []
-    for h in range(n_heads):
-        cols = slice(h * d_h, (h + 1) * d_h)
-        A = _projected_scores(Z, W_q[:, cols], W_k[:, cols])
-        heads.append(_through_softmax(A, _weights(Q[..., cols], K[..., cols]), V[..., cols]))
-    return np.concatenate(heads, axis=-1) @ np.abs(W_o)
+    return _per_head(W_o, n_heads, Z.shape[-1], lambda c: _through_softmax(
+        _projected_scores(Z, W_q[:, c], W_k[:, c]), _weights(Q[..., c], K[..., c]), V[..., c]))
 
 
 _SCALES: dict[str, Callable[..., np.ndarray]] = {
