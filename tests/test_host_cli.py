@@ -61,6 +61,25 @@ def test_the_class_and_its_links_survive_a_restart(tmp_path):
         again.stop()
 
 
+@pytest.mark.parametrize("when", ["right after the links", "after a check"])
+def test_ctrl_c_in_the_terminal_stops_the_class_cleanly(tmp_path, when):
+    """Ctrl-C reaches every process of the terminal's group, the checking workers too: the
+    server alone stops them, with no worker's traceback, nothing left running, exit 0."""
+    h = HostProcess(tmp_path / "class")
+    if when == "after a check":
+        c, token, _ = h.join("Ann")
+        headers = {"X-Attn-Token": token}
+        assert c.post("/api/step/step1/save", json={"content": implementation("step1", "correct_einsum"),
+                                                    "base": ""}, headers=headers).status_code == 200
+        r = c.post("/api/step/step1/check", json={}, headers=headers)
+        assert r.json().get("status") == "passed", r.text
+    out, err = h.ctrl_c()
+    assert h.proc.returncode == 0, err
+    assert "Stopped hosting" in err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert h.group_alive() == []
+
+
 def test_binding_beyond_loopback_warns_to_use_tls(tmp_path):
     import subprocess as sp
 

@@ -282,3 +282,17 @@ def test_database_restarted_mid_class_503_with_retry_after_then_recovery(two_hos
             assert all(v in ids for v in acked), (acked, ids)
     finally:
         bo.close()
+
+
+def test_ctrl_c_in_the_terminal_right_after_the_links_stops_cleanly(cluster, tmp_path):
+    """On PostgreSQL too: Ctrl-C (to the whole group, workers still starting) ends the class
+    with exit 0, no worker's traceback and nothing left running."""
+    from test_host_support import HostProcess
+
+    url = cluster.create_database(f"hosted_{next(_names)}")
+    h = HostProcess(tmp_path / "class", "--db", url)
+    out, err = h.ctrl_c()
+    assert h.proc.returncode == 0, err
+    assert "Stopped hosting" in err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert h.group_alive() == []

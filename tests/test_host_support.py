@@ -148,7 +148,8 @@ class HostProcess:
         env.pop("ATTN_PRACTICE_DEBUG", None)
         self.proc = subprocess.Popen([console_script(), "host", str(data_dir), "--port", str(port),
                                       "--jobs", "1", *args],
-                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=self._err, text=True, env=env,
+                                     start_new_session=True)  # a group of its own, as in a terminal
         assert self.proc.stdout is not None
         self.lines = [self.proc.stdout.readline().rstrip("\n") for _ in range(3)]
         matches = [p.match(line) for p, line in zip(FIRST_LINES, self.lines, strict=True)]
@@ -188,6 +189,37 @@ class HostProcess:
             out, _ = self.proc.communicate()
         self._err.close()
         return out, self.err_path.read_text()
+
+    def ctrl_c(self) -> tuple[str, str]:
+        """Ctrl-C as a terminal sends it: SIGINT to every process of the group, workers too."""
+        import os
+        import signal
+        import subprocess
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # a hang: the test says so, and nothing is left behind
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        return self.stop()
+
+    def group_alive(self) -> list[str]:
+        """The command lines of the group's processes still running (zombies are the reaper's)."""
+        import os
+
+        alive = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and _alive(int(entry)):
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        pgid = int(f.read().rsplit(")", 1)[1].split()[2])
+                    if pgid == self.proc.pid:
+                        with open(f"/proc/{entry}/cmdline") as f:
+                            alive.append(f.read().replace("\0", " "))
+                except (OSError, ValueError, IndexError):
+                    continue
+        return alive
 
     def kill9(self) -> None:
         """SIGKILL, as `kill -9` does; its checking workers must go with it."""

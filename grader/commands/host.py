@@ -79,7 +79,6 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
         DEFAULT_PORT,
         HostConfig,
         HostedClass,
-        is_loopback,
     )
 
     if (tls_cert is None) != (tls_key is None):
@@ -94,18 +93,30 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
     except OSError as exc:
         raise Problem(f"cannot host on {bind}:{config.port}: {exc.strerror or exc}. Pick another "
                       "port with --port N (0: any free one).") from None
+    try:
+        _announce(hosted, config)
+        hosted.serve()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C before the server took its signals over: a stop like any other
+    finally:
+        hosted.close()
+    say("Stopped hosting. Every saved version is kept in the class's data folder.")
+    return EXIT_PASSED
+
+
+def _announce(hosted: Any, config: Any) -> None:
+    """CONTRACT §7's three first lines, then the warnings and where the class is kept."""
+    from attn_practice.grader.host.server import is_loopback
+
     links = hosted.links()
     click.echo(f"Hosting attn-practice class at {links.base}")
     click.echo(f"Instructor: {links.instructor}")
     click.echo(f"Join: {links.join}")
     sys.stdout.flush()
-    if not is_loopback(bind) and tls_cert is None:
-        say(f"warning: serving plain HTTP on {bind}: secrets and code cross the network unencrypted. "
+    if not is_loopback(config.bind) and config.tls_cert is None:
+        say(f"warning: serving plain HTTP on {config.bind}: secrets and code cross the network unencrypted. "
             "Put it behind a TLS reverse proxy (README: Hosting a class) or pass --tls-cert/--tls-key.")
     say(f"Class data: {config.data_dir.resolve()}   (Ctrl-C stops; nothing saved is lost)")
-    hosted.serve()
-    say("Stopped hosting. Every saved version is kept in the class's data folder.")
-    return EXIT_PASSED
 
 
 @host.command("export")

@@ -98,6 +98,7 @@ class HostedClass:
         catalog = list(course.steps) if course is not None and course.steps else load_catalog()
         self.ctx = HostContext(self.store, runner, catalog, course=course)
         self.port = self.sock.getsockname()[1]
+        self._closed = False
         threading.Thread(target=_warm, args=(runner,), name="attnp-warm", daemon=True).start()
 
     @property
@@ -132,6 +133,10 @@ class HostedClass:
             self.close()
 
     def close(self) -> None:
+        """Stop taking checks, end the workers, close the store; once, however the stop came."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self.sock.close()
         finally:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import multiprocessing
 import os
 import sys
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default, prestart
+from attn_practice.grader.staff.spawn import leave_interrupts_to_the_parent, worker_context
 
 if TYPE_CHECKING:  # the engine's imports are what a worker spends its start on: not the parent's
     from attn_practice.grader.engine.engine import Engine, RunOptions
@@ -49,6 +49,7 @@ _WARM: WarmEngine | None = None
 
 def _init_worker() -> None:
     global _WARM
+    leave_interrupts_to_the_parent()  # Ctrl-C is the batch's to handle: it shuts this pool down
     atexit.register(_leave_quickly)  # first registered, so it runs after every later handler
     prestart()  # its fork server imports NumPy while this process imports the engine
     from attn_practice.grader.staff.worker import WarmEngine  # the engine, pytest, Hypothesis
@@ -97,8 +98,7 @@ def _leave_quickly() -> None:
 def new_pool(jobs: int) -> ProcessPoolExecutor:
     """`jobs` worker processes (spawned: nothing of this process's state is shared)."""
     one_blas_thread_by_default()  # the workers, started after this, inherit it
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker)
+    return ProcessPoolExecutor(jobs, mp_context=worker_context(), initializer=_init_worker)
 
 
 @dataclass

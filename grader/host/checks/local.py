@@ -10,7 +10,6 @@ failed, never a verdict on the learner's code (CONTRACT §4.4).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -20,6 +19,7 @@ from attn_practice import __version__
 from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.host.checks import widget_work, work
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
+from attn_practice.grader.staff.spawn import worker_context
 
 ATTEMPTS = 2
 
@@ -47,7 +47,7 @@ class LocalCheckRunner:
         self._widget_slots = threading.BoundedSemaphore(max(1, self.capacity // 2))
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.capacity, mp_context=multiprocessing.get_context("spawn"),
+        return ProcessPoolExecutor(self.capacity, mp_context=worker_context(),
                                    initializer=work.init_worker, initargs=(self.options, os.getpid()))
 
     def warm(self) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from attn_practice.grader.engine.engine import Engine, RunOptions
+from attn_practice.grader.staff.spawn import leave_interrupts_to_the_parent
 
 _ENGINE: Engine | None = None
 _OPTIONS: RunOptions | None = None
@@ -46,6 +47,7 @@ def init_worker(options: RunOptions, server_pid: int | None = None) -> None:
     """
     global _ENGINE, _OPTIONS
     if server_pid is not None:  # a local pool's worker (a Dask worker's life is Dask's business)
+        leave_interrupts_to_the_parent()  # Ctrl-C stops the server, which closes this pool
         _die_with_parent(server_pid)
     _yield_to_the_server()
     _OPTIONS = options
