@@ -72,6 +72,7 @@ class HostedClass:
         from attn_practice.grader.host.checks.work import host_options
 
         self.config = config
+        self._closed = False
         course = None
         if config.course is not None:
             from attn_practice.grader.course import load_course
@@ -98,7 +99,6 @@ class HostedClass:
         catalog = list(course.steps) if course is not None and course.steps else load_catalog()
         self.ctx = HostContext(self.store, runner, catalog, course=course)
         self.port = self.sock.getsockname()[1]
-        self._closed = False
         threading.Thread(target=_warm, args=(runner,), name="attnp-warm", daemon=True).start()
 
     @property
