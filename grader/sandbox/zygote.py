@@ -43,6 +43,7 @@ class Zygote:
         self.root = root
         self.libc = load_libc()
         self.me = os.getpid()
+        self.grader = os.getppid()  # the launcher's process: we are its child until it is gone
         self.active: dict[int, dict[str, Any]] = {}  # live sandboxes: pid -> request
         self.exited: dict[int, int] = {}  # sandboxes reaped early: pid -> wait status
         self.children_file = os.path.exists(f"/proc/self/task/{self.me}/children")
@@ -89,6 +90,13 @@ class Zygote:
             self.reap(pid)
         if self.jail.cgroups is not None:
             self.jail.cgroups.remove_all()
+        if self.root and os.getppid() != self.grader:
+            # The grader was killed (we were handed to another parent): nobody else will
+            # remove our folder, which holds the learners' files. A living grader removes it
+            # itself, or keeps it for the next fork server (`Launcher.refresh(keep_root=True)`).
+            import shutil
+
+            shutil.rmtree(self.root, ignore_errors=True)
         os._exit(0)
 
     def spawn(self, fd: int, req: dict[str, Any]) -> dict[str, Any]:
