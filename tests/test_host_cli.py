@@ -66,14 +66,16 @@ def test_ctrl_c_in_the_terminal_stops_the_class_cleanly(tmp_path, when):
     """Ctrl-C reaches every process of the terminal's group, the checking workers too: the
     server alone stops them, with no worker's traceback, nothing left running, exit 0."""
     h = HostProcess(tmp_path / "class")
-    if when == "after a check":
-        c, token, _ = h.join("Ann")
-        headers = {"X-Attn-Token": token}
-        assert c.post("/api/step/step1/save", json={"content": implementation("step1", "correct_einsum"),
-                                                    "base": ""}, headers=headers).status_code == 200
-        r = c.post("/api/step/step1/check", json={}, headers=headers)
-        assert r.json().get("status") == "passed", r.text
-    out, err = h.ctrl_c()
+    try:
+        if when == "after a check":
+            c, token, _ = h.join("Ann")
+            headers = {"X-Attn-Token": token}
+            assert c.post("/api/step/step1/save", json={"content": implementation("step1", "correct_einsum"),
+                                                        "base": ""}, headers=headers).status_code == 200
+            r = c.post("/api/step/step1/check", json={}, headers=headers)
+            assert r.json().get("status") == "passed", r.text
+    finally:  # whatever failed above, the class is stopped the way under test, never left running
+        out, err = h.ctrl_c()
     assert h.proc.returncode == 0, err
     assert "Stopped hosting" in err
     assert "Traceback" not in err and "Error" not in err, err
