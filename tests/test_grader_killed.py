@@ -38,6 +38,17 @@ GRADER = textwrap.dedent("""
 """)
 
 
+STARTING = textwrap.dedent("""
+    import time
+    from attn_practice.grader.sandbox import prestart
+
+    prestart.prestart()  # the fork server starts (importing NumPy) while we are killed
+    proc, ctl, root = prestart._READY
+    print(root, proc.pid, flush=True)
+    time.sleep(600)
+""")
+
+
 def _running(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -63,4 +74,22 @@ def test_a_grader_killed_with_9_leaves_no_fork_server_sandbox_or_folder():
         assert time.monotonic() < deadline, (
             f"left behind: fork server {_running(zygote)}, sandbox {_running(sandbox)}, "
             f"folder {root.exists()}")
+        time.sleep(0.1)
+
+
+def test_a_grader_killed_while_its_fork_server_starts_leaves_no_folder():
+    """Killed before the fork server could ask who its parent is: it is told, at its start."""
+    proc = subprocess.Popen([sys.executable, "-c", STARTING], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        assert len(line) == 2, f"the fork server did not start: {line!r}"
+        root, zygote = Path(line[0]), int(line[1])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 60
+    while _running(zygote) or root.exists():
+        assert time.monotonic() < deadline, f"left behind: fork server {_running(zygote)}, folder {root.exists()}"
         time.sleep(0.1)

@@ -44,6 +44,9 @@ def make_root() -> Path:
 
 
 GRADER_TMP_ENV = "ATTN_PRACTICE_GRADER_TMP"
+#: The process that started the zygote (read and dropped by it): once its parent is another,
+#: the grader is gone, even if it died before the zygote could ask who its parent was.
+GRADER_PID_ENV = "ATTN_PRACTICE_GRADER_PID"
 #: Where sandbox folders may live in memory: a tmpfs every system mounts there.
 SHM = "/dev/shm"
 _BASE: list[str | None] = []
@@ -149,6 +152,7 @@ def spawn_zygote(root: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
         "TMPDIR": str(root),
         # The grader's own temp dir, for the jail to hide (read and dropped by the zygote).
         GRADER_TMP_ENV: os.path.realpath(tempfile.gettempdir()),
+        GRADER_PID_ENV: str(os.getpid()),
     }
     # Some processors need these for OpenBLAS to work at all: pass them on.
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):

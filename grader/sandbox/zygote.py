@@ -43,7 +43,7 @@ class Zygote:
         self.root = root
         self.libc = load_libc()
         self.me = os.getpid()
-        self.grader = os.getppid()  # the launcher's process: we are its child until it is gone
+        self.grader = _grader_pid()  # the launcher's process: we are its child until it is gone
         self.active: dict[int, dict[str, Any]] = {}  # live sandboxes: pid -> request
         self.exited: dict[int, int] = {}  # sandboxes reaped early: pid -> wait status
         self.children_file = os.path.exists(f"/proc/self/task/{self.me}/children")
@@ -332,6 +332,12 @@ def zygote(control_fd: int, root: str) -> None:
     gc.collect()
     gc.freeze()
     zyg.serve()
+
+
+def _grader_pid() -> int:
+    """The pid of the process that started us (`prestart.GRADER_PID_ENV`, never a sandbox's)."""
+    text = os.environ.pop("ATTN_PRACTICE_GRADER_PID", "")  # not imported: this process starts lean
+    return int(text) if text.isdigit() else os.getppid()
 
 
 def _json_loads(data: bytes) -> dict[str, Any]:
