@@ -15,9 +15,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from live_processes import alive
 
 pytestmark = pytest.mark.slow
 
@@ -49,47 +51,41 @@ STARTING = textwrap.dedent("""
 """)
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def test_a_grader_killed_with_9_leaves_no_fork_server_sandbox_or_folder():
-    proc = subprocess.Popen([sys.executable, "-c", GRADER], stdout=subprocess.PIPE, text=True,
+def _kill_9(script: str, words: int, before: Callable[[list[str]], None] = lambda _: None) -> list[str]:
+    """Run `script` as a grader, read the line it prints (`words` words, checked by `before`
+    while the grader lives), then kill -9 its group; that line's words."""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().split()
-        assert len(line) == 3, f"the grader did not start its sandbox: {line!r}"
-        root, zygote, sandbox = Path(line[0]), int(line[1]), int(line[2])
-        assert (root.is_dir() and any(root.iterdir())), "the sandbox's folder is in the launcher's"
+        assert len(line) == words, f"the grader did not start as it should: {line!r}"
+        before(line)
+        return line
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the grader's group only: the fork server has its own
         proc.wait()
+
+
+def _nothing_left(pids: dict[str, int], root: Path) -> None:
+    """Wait (up to a minute) until none of `pids` runs and `root` is gone."""
     deadline = time.monotonic() + 60
-    while _running(zygote) or _running(sandbox) or root.exists():
+    while any(alive(p) for p in pids.values()) or root.exists():
         assert time.monotonic() < deadline, (
-            f"left behind: fork server {_running(zygote)}, sandbox {_running(sandbox)}, "
-            f"folder {root.exists()}")
+            f"left behind: {', '.join(name for name, p in pids.items() if alive(p))}; folder {root.exists()}")
         time.sleep(0.1)
+
+
+def test_a_grader_killed_with_9_leaves_no_fork_server_sandbox_or_folder():
+    def sandbox_folder_inside(line: list[str]) -> None:
+        root = Path(line[0])
+        assert root.is_dir() and any(root.iterdir()), "the sandbox's folder is in the launcher's"
+
+    line = _kill_9(GRADER, 3, sandbox_folder_inside)
+    _nothing_left({"fork server": int(line[1]), "sandbox": int(line[2])}, Path(line[0]))
 
 
 def test_a_grader_killed_while_its_fork_server_starts_leaves_no_folder():
     """Killed before the fork server could ask who its parent is: it is told, at its start."""
-    proc = subprocess.Popen([sys.executable, "-c", STARTING], stdout=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
-        assert len(line) == 2, f"the fork server did not start: {line!r}"
-        root, zygote = Path(line[0]), int(line[1])
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    deadline = time.monotonic() + 60
-    while _running(zygote) or root.exists():
-        assert time.monotonic() < deadline, f"left behind: fork server {_running(zygote)}, folder {root.exists()}"
-        time.sleep(0.1)
+    line = _kill_9(STARTING, 2)
+    _nothing_left({"fork server": int(line[1])}, Path(line[0]))

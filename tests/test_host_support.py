@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_processes import alive
 from starlette.testclient import TestClient
 
 from attn_practice.grader.catalog import load_catalog
@@ -206,20 +207,9 @@ class HostProcess:
 
     def group_alive(self) -> list[str]:
         """The command lines of the group's processes still running (zombies are the reaper's)."""
-        import os
+        from live_processes import in_group
 
-        alive = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and _alive(int(entry)):
-                try:
-                    with open(f"/proc/{entry}/stat") as f:
-                        pgid = int(f.read().rsplit(")", 1)[1].split()[2])
-                    if pgid == self.proc.pid:
-                        with open(f"/proc/{entry}/cmdline") as f:
-                            alive.append(f.read().replace("\0", " "))
-                except (OSError, ValueError, IndexError):
-                    continue
-        return alive
+        return in_group(self.proc.pid)
 
     def kill9(self) -> None:
         """SIGKILL, as `kill -9` does; its checking workers must go with it."""
@@ -230,16 +220,8 @@ class HostProcess:
         self.proc.kill()
         self.proc.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while any(os.path.exists(f"/proc/{c}") and _alive(c) for c in children):
+        while any(alive(c) for c in children):
             assert time.monotonic() < deadline, "the server's workers outlived it"
             time.sleep(0.2)
         self.proc.stdout.close()
         self._err.close()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False

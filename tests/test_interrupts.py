@@ -15,32 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
+from live_processes import processes
 from test_grade import make_submission
 from test_host_support import console_script
 
 pytestmark = pytest.mark.slow
 
 
-def _processes() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent pid, process group, command line) of every live (non-zombie) process."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline") as f:
-                cmd = f.read().replace("\0", " ")
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            out[int(entry)] = (int(fields[1]), int(fields[2]), cmd)
-    return out
-
-
 def _descendants(root: int) -> dict[int, str]:
-    procs = _processes()
+    procs = processes()
     found: dict[int, str] = {}
     frontier = [root]
     while frontier:
@@ -54,14 +37,14 @@ def _descendants(root: int) -> dict[int, str]:
 
 def _left_of(group: int, seen: dict[int, str]) -> dict[int, str]:
     """What still runs of the command's group, or of the processes it was seen to start."""
-    procs = _processes()
+    procs = processes()
     return {pid: cmd for pid, (_, pgid, cmd) in procs.items() if pgid == group or pid in seen}
 
 
 def _sandbox_running(seen: dict[int, str]) -> bool:
     """A process started by a sandbox fork server (a sandbox) is among those seen."""
     zygotes = {pid for pid, cmd in seen.items() if "zygote" in cmd}
-    return any(_processes().get(pid, (0,))[0] in zygotes for pid in seen)
+    return any(processes().get(pid, (0,))[0] in zygotes for pid in seen)
 
 
 @pytest.mark.parametrize("when", ["workers starting", "sandboxes running"])
