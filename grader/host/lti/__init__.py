@@ -1,0 +1,1 @@
+"""LTI 1.3: the hosted class as a tool an LMS launches (CONTRACT §8)."""
