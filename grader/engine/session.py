@@ -46,6 +46,9 @@ from attn_practice.grader.suites.assertions import StepContext
 class SuiteSession:
     """The hidden suites of `step_ids` (and `extra` files), configured and collected once."""
 
+    #: sessions collected in this process (a warm worker collects one: tests and benches count)
+    collected = 0
+
     def __init__(self, step_ids: Sequence[str], extra: Sequence[Path] = (), replay: Any = None,
                  *, shrink: bool = True) -> None:
         self.step_ids = frozenset(step_ids)
@@ -70,6 +73,7 @@ class SuiteSession:
                     config._ensure_unconfigure()
                 raise RuntimeError("the hidden suites could not be collected")
         self.config, self.session, self.items = config, session, list(session.items)
+        SuiteSession.collected += 1
         #: ids of the items run by their call phase alone (see `_call`)
         self.call_only = frozenset(id(item) for item in self.items if _needs_only_its_call(item))
 
@@ -151,6 +155,9 @@ class SuiteRunner:
     the first and so collects once instead of twice.
     """
 
+    #: runs in this process that configured and collected pytest afresh (`run_suites`)
+    fresh_runs = 0
+
     def __init__(self, extra: Sequence[Path] = (), replay: Any = None, *, shrink: bool = True,
                  reuse: bool = False) -> None:
         self.extra = tuple(extra)
@@ -169,6 +176,7 @@ class SuiteRunner:
                 self.session = self._start()
             if self.session is not None and self.session.covers(list(contexts)):
                 return self.session.run(contexts)
+        SuiteRunner.fresh_runs += 1
         return run_suites(contexts, self.extra, self.replay, shrink=self.shrink)
 
     def _start(self) -> SuiteSession | None:

@@ -51,11 +51,19 @@ class LocalCheckRunner:
                                    initializer=work.init_worker, initargs=(self.options, os.getpid()))
 
     def warm(self) -> None:
-        """Start every worker now (each builds its engine), so the first checks are not slow."""
+        """Start every worker now (each builds its engine, collects its pytest session and
+        fills the example store), so the first learners' checks are not slow."""
         pool = self._pool
         if pool is not None:
-            for f in [pool.submit(os.getpid) for _ in range(self.capacity)]:
+            for f in [pool.submit(work.warm_up) for _ in range(self.capacity)]:
                 f.result()
+
+    def worker_stats(self) -> list[dict]:
+        """Each worker's `work.worker_stats` (asked as many times as there are workers)."""
+        pool = self._pool
+        if pool is None:
+            return []
+        return [f.result() for f in [pool.submit(work.worker_stats) for _ in range(self.capacity)]]
 
     def run(self, request: CheckRequest) -> CheckResult:
         last = ""

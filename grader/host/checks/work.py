@@ -15,10 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from attn_practice.grader.engine.engine import Engine, RunOptions
+from attn_practice.grader.engine.session import SuiteRunner, SuiteSession
+from attn_practice.grader.sandbox.launcher import Limits
 from attn_practice.grader.staff.spawn import leave_interrupts_to_the_parent
 
 _ENGINE: Engine | None = None
 _OPTIONS: RunOptions | None = None
+_CHECKS = 0
+#: Wall seconds one check may spend in the learner's code, sleeping included (issue 35): a
+#: check that does nothing still ends, as a timeout, and frees its worker for the next learner.
+CHECK_BUDGET = 12.0
 #: a stand-in submission path; the files come from memory and no path is ever shown
 SUBMISSION = Path("/attn-practice-hosted")
 
@@ -28,11 +34,19 @@ def host_options(course: Any = None) -> RunOptions:
     from attn_practice.grader.staff.batch import options_for
 
     base = RunOptions(speed_notes=True)
+    base = replace(base, limits=budgeted(base.limits))
     if course is None:
         return base
     graded = options_for(course, secret="")
-    return replace(base, limits=graded.limits, step_limits=graded.step_limits, points=graded.points,
+    return replace(base, limits=budgeted(graded.limits), points=graded.points,
+                   step_limits={sid: budgeted(lim) for sid, lim in graded.step_limits.items()},
                    max_examples=graded.max_examples, extra_suites=())
+
+
+def budgeted(limits: Limits, seconds: float = CHECK_BUDGET) -> Limits:
+    """`limits` with a hosted check's own wall-clock budget over all its calls (see `Budget`)."""
+    return replace(limits, step_timeout=min(limits.step_timeout, seconds),
+                   submission_timeout=min(limits.submission_timeout, seconds))
 
 
 def init_worker(options: RunOptions, server_pid: int | None = None) -> None:
@@ -51,7 +65,39 @@ def init_worker(options: RunOptions, server_pid: int | None = None) -> None:
         _die_with_parent(server_pid)
     _yield_to_the_server()
     _OPTIONS = options
-    _ENGINE = Engine(options)
+    _ENGINE = _warm_engine(options)
+
+
+def _warm_engine(options: RunOptions) -> Engine:
+    """The batch path's engine: one pytest session collected for every check this worker runs."""
+    from attn_practice.grader.staff.worker import batch_engine
+
+    return batch_engine(options)
+
+
+def warm_up() -> dict[str, Any]:
+    """Collect the session and fill the example store now, so no learner's check pays for it."""
+    from attn_practice.grader.catalog import load_catalog
+    from attn_practice.grader.engine.warm import warm
+
+    eng = engine()
+    if SuiteSession.collected == 0:
+        warm(eng.options.max_examples)
+        eng.replay = type(eng.replay)(eng.replay.store, secret=eng.replay.secret)
+        eng.suites.replay = eng.replay
+        stubs = {e.file: e.stub_source() for e in load_catalog()}
+        global _CHECKS
+        check_files("step1", stubs)  # collects the session (a stub fails at once)
+        _CHECKS -= 1  # not a learner's
+    return worker_stats()
+
+
+def worker_stats() -> dict[str, Any]:
+    """What this worker paid for: pytest collections (one when warm) and checks run."""
+    import os
+
+    return {"pid": os.getpid(), "collections": SuiteSession.collected + SuiteRunner.fresh_runs,
+            "checks": _CHECKS}
 
 
 def engine(options: RunOptions | None = None) -> Engine:
@@ -71,7 +117,9 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
     from attn_practice.grader.teaching.web.render import worked_example_html
     from attn_practice.grader.teaching.worked_example import rows_after_check
 
+    global _CHECKS
     t0 = time.perf_counter()
+    _CHECKS += 1
     eng = engine(options)
     eng.options = replace(eng.options, known_failing=frozenset(known_failing) - {step},
                           known_unchecked=frozenset(known_unchecked) - {step})
