@@ -10,29 +10,20 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from attn_practice.grader.catalog import Exercise
-from attn_practice.grader.host.auth import ClassKeys, RateLimiter
+from attn_practice.grader.host.auth import ClassKeys
 from attn_practice.grader.host.checks.base import CheckRunner
+from attn_practice.grader.host.checks.notify import Changes
 from attn_practice.grader.host.checks.queue import FairQueue
+from attn_practice.grader.host.checks.stored import StoredQueue
 from attn_practice.grader.host.lesson import Lesson
+from attn_practice.grader.host.limits import Limits  # the views' bounds, in one place
 from attn_practice.grader.host.live import LiveHub
 from attn_practice.grader.host.store.base import Store
 
 KEYS_TTL = 2.0
-
-
-@dataclass
-class Limits:
-    """Rate limits: attempts at secrets per client address; checks and saves per learner."""
-
-    secrets: RateLimiter = field(default_factory=lambda: RateLimiter(burst=10, per_second=0.2))
-    # a whole class behind one NAT joins within a minute; a flood is still bounded
-    joins: RateLimiter = field(default_factory=lambda: RateLimiter(burst=400, per_second=5.0))
-    checks: RateLimiter = field(default_factory=lambda: RateLimiter(burst=3, per_second=0.25))
-    saves: RateLimiter = field(default_factory=lambda: RateLimiter(burst=40, per_second=2.0))
 
 
 class HostContext:
@@ -40,11 +31,16 @@ class HostContext:
                  course: Any = None, base_url: str = "", limits: Limits | None = None):
         self.store = store
         self.runner = runner
-        self.queue = FairQueue(runner)
+        raise_open_files()
+        self.live = LiveHub(store)
+        self.queue = StoredQueue(FairQueue(runner, on_change=self._tell_places), store)
         self.catalog = catalog
         self.course = course
         self.lesson = Lesson(store, catalog)
-        self.live = LiveHub(store)
+        from attn_practice.grader.host.store.schema import Dialect
+
+        self.queue.resume(self.lesson, self._tell_checked, ready=self._live_loop_running,
+                          everything=getattr(store, "dialect", None) == Dialect.SQLITE)
         self.limits = limits or Limits()
         self.base_url = base_url
         self.started = time.time()
@@ -59,7 +55,44 @@ class HostContext:
                 self._keys_at = time.monotonic()
             return self._keys
 
+    def _live_loop(self) -> Any:
+        task = getattr(self.live, "_task", None)
+        return None if task is None or task.done() else task.get_loop()
+
+    def _live_loop_running(self) -> bool:
+        return self._live_loop() is not None
+
+    def _tell_places(self, changes: Changes) -> None:
+        """Queue places that moved (from the queue's notifier thread) to the learners' streams."""
+        loop = self._live_loop()
+        if loop is None:
+            return
+        for who, (step, position) in changes.items():
+            data = {"step": step, "position": position, "estimate": self.queue.estimate(position)}
+            loop.call_soon_threadsafe(self.live.tell_learner, who, "queue", data)
+
+    def _tell_checked(self, learner_id: str, step: str, answer: dict[str, Any]) -> None:
+        """A check run again after a restart: its answer to the learner's open pages."""
+        loop = self._live_loop()
+        if loop is not None:
+            loop.call_soon_threadsafe(self.live.tell_learner, learner_id, "checked", answer)
+
     def close(self) -> None:
         self.queue.close()
         self.runner.close()
         self.store.close()
+
+
+def raise_open_files() -> tuple[int, int]:
+    """The soft limit on open files raised to the hard one (each open page holds a socket:
+    a default 1024 stops a class near 400 learners). Returns (soft, hard) after."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+    return resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -147,14 +147,11 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
     except AlreadyChecking:
         raise Problem(429, "Your previous check is still running: its result will show here "
                            "when it is done.") from None
-    waiting = asyncio.wrap_future(future)
-    while True:
-        position = ctx.queue.position(learner.id)
-        ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": position})
-        done, _ = await asyncio.wait({waiting}, timeout=QUEUE_TICK)
-        if done:
-            break
-    result = waiting.result()
+    position = ctx.queue.position(learner.id)
+    ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": position,
+                                                "estimate": ctx.queue.estimate(position)})
+    # later places come from the queue itself, when they change (checks.notify), not on a tick
+    result = await asyncio.wrap_future(future)
     ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
 
     def finish() -> dict[str, Any]:

@@ -1,0 +1,187 @@
+"""The check queue, kept in the class's database: a check queued or running when the server
+died runs again when it starts, and its result reaches the page by itself (CONTRACT §7.1).
+
+`StoredQueue` is the `FairQueue` with a row per check in `check_queue`
+(migration 4): written when the check is queued, deleted when its result is
+out. On start, `resume` takes the rows no live process holds (on SQLite, one
+process: all of them; on PostgreSQL, rows whose owner has not beaten its
+heart for `STALE_SECONDS`), checks each learner's latest saved files again,
+stores the report as a check's and tells the learner's open pages (event
+`checked`, the same answer the check request gives) and the instructor's.
+
+The rows are read and written through the SQL store's own transaction
+primitives (`_read`, `_write`): a store without them runs the queue in
+memory only, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
+from attn_practice.grader.host.checks.queue import AlreadyChecking, FairQueue
+
+HEARTBEAT_SECONDS = 15.0
+STALE_SECONDS = 45.0
+
+INSERT = ("INSERT INTO check_queue (id, learner_id, step, version_id, owner, heartbeat, created) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?)")
+DELETE = "DELETE FROM check_queue WHERE id = ?"
+CLAIM = ("UPDATE check_queue SET owner = ?, heartbeat = ? WHERE owner <> ? AND heartbeat < ? "
+         "RETURNING id, learner_id, step, version_id")
+BEAT = "UPDATE check_queue SET heartbeat = ? WHERE owner = ?"
+PENDING = "SELECT id, learner_id, step, version_id, owner FROM check_queue ORDER BY created"
+
+#: (learner id, step, report answer) -> None: how a rerun check's result is told
+Tell = Callable[[str, str, dict[str, Any]], None]
+
+
+class StoredQueue:
+    """A FairQueue whose checks outlive the process (see the module docstring)."""
+
+    def __init__(self, inner: FairQueue, store: Any):
+        from attn_practice.grader.host.store.base import new_id
+
+        self.inner = inner
+        self.store = store
+        self.owner = new_id()
+        self.durable = hasattr(store, "_write") and hasattr(store, "_read")
+        self.resumed = 0  # checks run again after a restart (tests count them)
+        self._closed = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:  # position, estimate, stats, snapshot...
+        return getattr(self.inner, name)
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def submit(self, request: CheckRequest) -> Future[CheckResult]:
+        entry = self._record(request.learner_id, request.step, self._version_of(request))
+        try:
+            future = self.inner.submit(request)
+        except BaseException:
+            self._forget(entry)
+            raise
+        future.add_done_callback(lambda _: self._forget(entry))
+        return future
+
+    # ------------------------------------------------------------------ rows
+    def _version_of(self, request: CheckRequest) -> str:
+        version = request.extra.get("version")
+        if version:
+            return str(version)
+        try:
+            latest = self.store.latest_files(request.learner_id).get(request.step)
+        except Exception:  # noqa: BLE001 - the row is a safety net; the check runs anyway
+            return ""
+        return latest.id if latest is not None else ""
+
+    def _record(self, learner_id: str, step: str, version: str) -> str | None:
+        if not self.durable:
+            return None
+        from attn_practice.grader.host.store.base import new_id
+
+        entry = new_id()
+        now = time.time()
+        try:
+            self.store._write(lambda tx: tx.execute(INSERT, (entry, learner_id, step, version,
+                                                             self.owner, now, now)))
+        except Exception:  # noqa: BLE001 - the database away: the check still runs, unstored
+            return None
+        return entry
+
+    def _forget(self, entry: str | None) -> None:
+        if entry is None:
+            return
+        try:
+            self.store._write(lambda tx: tx.execute(DELETE, (entry,)))
+        except Exception:  # noqa: BLE001 - a row left over is run again once, harmlessly
+            pass
+
+    def pending(self) -> list[tuple[str, str, str, str, str]]:
+        """Every stored row: (id, learner id, step, version id, owner)."""
+        return [tuple(r) for r in self.store._read(PENDING)] if self.durable else []  # type: ignore[misc]
+
+    def claim(self, *, everything: bool) -> list[tuple[str, str, str, str]]:
+        """Rows no live process holds, now ours. `everything`: the only process (SQLite)."""
+        if not self.durable:
+            return []
+        now = time.time()
+        cutoff = now + 1 if everything else now - STALE_SECONDS
+        return [tuple(r) for r in self.store._write(  # type: ignore[misc]
+            lambda tx: tx.execute(CLAIM, (self.owner, now, self.owner, cutoff)))]
+
+    # ------------------------------------------------------------------ after a restart
+    def resume(self, lesson: Any, tell: Tell, *, ready: Callable[[], bool] = lambda: True,
+               everything: bool = True) -> threading.Thread:
+        """Run the stored checks again, in a thread, once `ready()` (pages can hear the result).
+
+        Keeps this process's rows alive (heartbeat) and, when several processes share the
+        database (`everything` false), takes over rows another left stale.
+        """
+        def run() -> None:
+            deadline = time.monotonic() + 10
+            while not ready() and time.monotonic() < deadline and not self._closed.is_set():
+                time.sleep(0.1)
+            self._closed.wait(1.0)  # open pages reconnect their event streams meanwhile
+            first = True
+            while not self._closed.is_set():
+                try:
+                    for row in self.claim(everything=everything and first):
+                        self._rerun(lesson, tell, *row)
+                    if not first:
+                        self.store._write(lambda tx: tx.execute(BEAT, (time.time(), self.owner)))
+                except Exception:  # noqa: BLE001 - the database away: try again at the next beat
+                    pass
+                first = False
+                self._closed.wait(HEARTBEAT_SECONDS)
+
+        thread = threading.Thread(target=run, name="attnp-stored-checks", daemon=True)
+        if self.durable:
+            thread.start()
+        return thread
+
+    def _rerun(self, lesson: Any, tell: Tell, entry: str, learner_id: str, step: str,
+               version: str) -> None:
+        learner = self.store.learner(learner_id)
+        if learner is None:
+            self._forget(entry)
+            return
+        ex = lesson.step(step)
+        last = self.store.latest_report(learner_id, step)
+        if last is not None and version and last.version_id == version:
+            self._forget(entry)  # it ran and was stored just before the server died
+            return
+        request, version_id = lesson.check_request(learner, ex)
+        try:
+            future = self.inner.submit(request)
+        except AlreadyChecking:
+            self._forget(entry)
+            return
+        self.resumed += 1
+
+        def done(f: Future[CheckResult]) -> None:
+            try:
+                result = f.result()
+                if result.get("superseded"):
+                    return
+                answer = lesson.check_answer(learner, ex, result, version_id)
+                if answer.get("counted"):
+                    from attn_practice.grader.host.lesson import EventKind
+
+                    self.store.record_event(learner.id, EventKind.CHECKED.value,
+                                            {"step": ex.id, "status": answer["status"]})
+                tell(learner.id, ex.id, answer)
+            except Exception:  # noqa: BLE001 - the row stays: tried again at the next start
+                return
+            self._forget(entry)
+
+        future.add_done_callback(done)
+
+    def close(self) -> None:
+        self._closed.set()
+        self.inner.close()
