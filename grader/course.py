@@ -11,6 +11,7 @@ Example:
     extra_suites: [private_tests/]   # relative to this file; never shipped to students
     secret_env: MY_COURSE_SECRET     # grade's examples come from this env variable's secret
     student_id: true                 # `host` asks each learner for a student id on joining
+    max_learners: 300                # `host` takes at most this many learners (default 2000)
 
 What a course counts (CONTRACT §4.1) is decided here, once, by `Course.apply`:
 every report of one course gets the same counted steps and the same
@@ -39,10 +40,11 @@ from attn_practice.grader.catalog import Exercise, UnknownStep, load_catalog, re
 from attn_practice.grader.results import GradeReport, Status, StepResult
 
 KEYS = {"steps", "points", "timeouts", "max_examples", "shrink", "extra_suites", "name", "secret_env",
-        "memory_mb", "student_id"}
+        "memory_mb", "student_id", "max_learners"}
 #: Sane ranges: a call timeout beyond a minute would let one submission hold a
 #: Gradescope run past its 10-minute limit; points beyond 1000 are a typo.
 TIMEOUT_RANGE = (0.05, 60.0)
+MAX_LEARNERS = 100_000
 MAX_EXAMPLES_RANGE = (1, 2000)
 #: Memory per sandbox in MiB: below 128 NumPy itself does not load; Gradescope has ~768 MB.
 MEMORY_MB_RANGE = (128, 4096)
@@ -106,6 +108,7 @@ class Course:
     secret_env: str = DEFAULT_SECRET_ENV  # the variable `grade` reads its secret from (§4.3)
     memory_mb: int | None = None  # memory per sandbox (None: the engine's default)
     student_id: bool = False  # `host` asks each learner for a student id on joining
+    max_learners: int | None = None  # `host` takes at most this many learners (None: its default)
 
     # -- what the course counts (CONTRACT §4.1) ----------------------------------
     def counted_steps(self) -> tuple[Exercise, ...]:
@@ -233,6 +236,10 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     student_id = data.get("student_id", False)
     if not isinstance(student_id, bool):
         raise fail("student_id", f"expected true or false, got {student_id!r}")
+    max_learners = data.get("max_learners")
+    if max_learners is not None and (not isinstance(max_learners, int) or isinstance(max_learners, bool)
+                                     or not 1 <= max_learners <= MAX_LEARNERS):
+        raise fail("max_learners", f"expected a whole number from 1 to {MAX_LEARNERS}, got {max_learners!r}")
     name = data.get("name", "")
     if not isinstance(name, str):
         raise fail("name", f"expected a text, got {name!r}")
@@ -246,7 +253,7 @@ def load_course(path: Path, *, check_suites: bool = True) -> Course:
     course = Course(path=path, steps=steps, points=points, timeouts=timeouts,
                     max_examples=max_examples, shrink=shrink, extra_suites=tuple(suites),
                     fingerprint=_fingerprint(text, suites), name=name, secret_env=secret_env,
-                    memory_mb=memory_mb, student_id=student_id)
+                    memory_mb=memory_mb, student_id=student_id, max_learners=max_learners)
     if check_suites and suites:
         from attn_practice.grader.staff.private_suites import check_suites as _check
 

@@ -69,9 +69,12 @@ def host() -> None:
               help="Ask for a student id on joining (kept for the class once set).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--forwarded-allow-ips", default=None, metavar="ADDRS",
+              help="Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For "
+                   "is believed; default: none (docs/hosting-security.md).")
 def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | None, db: str | None,
           dask_address: str | None, jobs: int | None, ask_student_id: bool | None,
-          tls_cert: Path | None, tls_key: Path | None) -> int:
+          tls_cert: Path | None, tls_key: Path | None, forwarded_allow_ips: str | None) -> int:
     """Serve the class (the default when no subcommand is named)."""
     _need_extra()
     from attn_practice.grader.host.server import (
@@ -85,7 +88,8 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
         raise Problem("--tls-cert and --tls-key go together.")
     config = HostConfig(data_dir=data_dir or Path(DEFAULT_DIR), course=course, bind=bind,
                         port=DEFAULT_PORT if port is None else port, db=db, dask=dask_address,
-                        jobs=jobs, ask_student_id=ask_student_id, tls_cert=tls_cert, tls_key=tls_key)
+                        jobs=jobs, ask_student_id=ask_student_id, tls_cert=tls_cert, tls_key=tls_key,
+                        forwarded_allow_ips=_proxies(forwarded_allow_ips))
     try:
         hosted = HostedClass(config)
     except _unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
@@ -102,6 +106,24 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
         hosted.close()
     say("Stopped hosting. Every saved version is kept in the class's data folder.")
     return EXIT_PASSED
+
+
+def _proxies(text: str | None) -> str | None:
+    """--forwarded-allow-ips checked: addresses or networks, or '*' (any peer: only behind a proxy)."""
+    if text is None:
+        return None
+    import ipaddress
+
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    for item in items:
+        if item == "*":
+            continue
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise Problem(f"--forwarded-allow-ips: {item[:60]!r} is not an address or network "
+                          "(e.g. 127.0.0.1 or 10.0.0.0/8).") from None
+    return ",".join(items) or None
 
 
 def _announce(hosted: Any, config: Any) -> None:

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from attn_practice.grader.host import ops, ops_log, views_join, views_learner, views_teach
 from attn_practice.grader.host.context import HostContext
+from attn_practice.grader.host.guard import RequestGuard
 from attn_practice.grader.host.static import static
 from attn_practice.grader.host.store.base import StoreUnavailable
 from attn_practice.grader.host.web import Problem, SecurityHeaders, problem_response
@@ -94,7 +95,7 @@ def build_app(ctx: HostContext) -> Starlette:
         finally:
             await ctx.live.stop()
 
-    app = Starlette(routes=routes(), middleware=[Middleware(ops_log.OpsLogMiddleware), Middleware(SecurityHeaders)], lifespan=lifespan,
+    app = Starlette(routes=routes(), middleware=[Middleware(ops_log.OpsLogMiddleware), Middleware(SecurityHeaders), Middleware(RequestGuard)], lifespan=lifespan,
                     exception_handlers={Problem: _problem, StoreUnavailable: _unavailable,
                                         HTTPException: _http, Exception: _bug})
     app.state.ctx = ctx

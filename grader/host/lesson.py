@@ -171,7 +171,7 @@ class Lesson:
         return self.store.save_version(learner.id, ex.id, text)
 
     def _within_quota(self, learner: Learner, text: str) -> None:
-        if self.store.learner_bytes(learner.id) + len(text) > self.quota:
+        if self.store.learner_bytes(learner.id) + len(text.encode("utf-8")) > self.quota:
             raise BadInput(f"your saved versions have reached this class's limit "
                            f"({self.quota // (1024 * 1024) or 1} MiB in all); nothing was saved. "
                            "Ask your instructor.")

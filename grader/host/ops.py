@@ -17,7 +17,8 @@ from attn_practice.grader.host.session import ctx_of, is_instructor
 from attn_practice.grader.host.web import Problem
 
 
-def healthz(request: Request) -> Response:
+async def healthz(request: Request) -> Response:
+    """On the event loop, never the shared thread pool: it answers however busy the pool is."""
     return PlainTextResponse("ok\n")
 
 

@@ -22,12 +22,14 @@ from typing import Any
 
 from attn_practice.grader.host.auth import ClassKeys, Setting, ensure_class_settings
 from attn_practice.grader.host.context import HostContext
+from attn_practice.grader.host.limits import Limits
 from attn_practice.grader.host.store.base import Store
 from attn_practice.grader.host.store.factory import open_store
 
 DEFAULT_DIR = "attn-class"
 DEFAULT_PORT = 8770
 GRACEFUL_SECONDS = 3
+KEEP_ALIVE_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class HostConfig:
     ask_student_id: bool | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    #: proxies whose X-Forwarded-For/-Proto are believed (uvicorn's list: "10.0.0.5,10.1.0.0/16");
+    #: None: no one's, the peer's address is the client's
+    forwarded_allow_ips: str | None = None
+    log_file: Path | None = None  # --log: the per-request and per-check lines (the terminal stays quiet)
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,12 @@ def is_loopback(bind: str) -> bool:
 
 def open_data(data_dir: Path, db: str | None) -> Store:
     """The class's store (creating the data folder, private to its owner)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(data_dir, 0o700)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(data_dir, 0o700)
+    except OSError as exc:
+        raise ValueError(f"cannot use {data_dir} as the class's data folder: "
+                         f"{exc.strerror or exc}. Pick another DATA_DIR.") from None
     return open_store(db, data_dir)
 
 
@@ -97,7 +107,10 @@ class HostedClass:
             self.store.close()
             raise
         catalog = list(course.steps) if course is not None and course.steps else load_catalog()
-        self.ctx = HostContext(self.store, runner, catalog, course=course)
+        limits = Limits()
+        if course is not None and getattr(course, "max_learners", None):
+            limits.max_learners = course.max_learners
+        self.ctx = HostContext(self.store, runner, catalog, course=course, limits=limits)
         self.port = self.sock.getsockname()[1]
         threading.Thread(target=_warm, args=(runner,), name="attnp-warm", daemon=True).start()
 
@@ -118,15 +131,20 @@ class HostedClass:
 
         from attn_practice.grader.host import ops_log
         from attn_practice.grader.host.app import build_app
+        from attn_practice.grader.host.connections import ConnectionGuard, guarded_protocol
 
         ops_log.configure()  # one line per request class and per check, never a URL or code
         extra: dict[str, Any] = {}
         if self.config.tls_cert:
             extra = {"ssl_certfile": str(self.config.tls_cert),
                      "ssl_keyfile": str(self.config.tls_key) if self.config.tls_key else None}
+        forwarded = self.config.forwarded_allow_ips
         config = uvicorn.Config(build_app(self.ctx), log_level="warning", access_log=False,
                                 timeout_graceful_shutdown=GRACEFUL_SECONDS, lifespan="on",
-                                proxy_headers=True, server_header=False, **extra)
+                                http=guarded_protocol(ConnectionGuard()),
+                                timeout_keep_alive=KEEP_ALIVE_SECONDS,
+                                proxy_headers=bool(forwarded), forwarded_allow_ips=forwarded or "",
+                                server_header=False, **extra)
         try:
             _quiet_server(uvicorn.Server)(config).run(sockets=[self.sock])
         finally:
@@ -140,7 +158,10 @@ class HostedClass:
         try:
             self.sock.close()
         finally:
-            self.ctx.close()
+            try:
+                self.ctx.close()
+            finally:
+                self.ctx.limits.close()
 
 
 def _quiet_server(base: Any) -> Any:

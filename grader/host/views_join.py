@@ -60,9 +60,7 @@ async def join(request: Request) -> Response:
     keys = ctx.keys()
     if not keys.joining_open:
         return HTMLResponse(pages.joining_closed(), status_code=403)
-    wait = ctx.limits.joins.allow(client_address(request))
-    if wait:
-        raise _too_many(wait)
+    await ctx.limits.admit_join(client_address(request), lambda: len(ctx.store.learners()))
     name = text_field(form, "display_name", max_len=80)
     student_id = text_field(form, "student_id", max_len=64, required=keys.ask_student_id)
     secret = new_secret()

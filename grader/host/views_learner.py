@@ -9,6 +9,7 @@ learner's own rows.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from attn_practice.grader.host import pages, widgets_hosted
 from attn_practice.grader.host.checks.queue import AlreadyChecking
 from attn_practice.grader.host.lesson import BadInput, Conflict, EventKind, NotFound
+from attn_practice.grader.host.limits import too_busy
 from attn_practice.grader.host.session import (
     ctx_of,
     current_learner,
@@ -108,11 +110,11 @@ async def action(request: Request) -> Response:
 def _change(request: Request, learner: Learner, ex: Any, name: str, body: dict[str, Any]) -> Response:
     ctx = ctx_of(request)
     lesson = ctx.lesson
-    if name in ("save", "restore", "reset"):
-        wait = ctx.limits.saves.allow(learner.id)
-        if wait:
-            raise Problem(429, f"You are saving very often: wait {wait:.1f} s (nothing was lost: "
-                               "your text is still in the editor).", {"Retry-After": str(int(wait) + 1)})
+    wait = ctx.limits.saves.allow(learner.id)  # every write: save, restore, reset, hint
+    if wait:
+        doing = "asking for hints" if name == "hint" else "saving"
+        raise Problem(429, f"You are {doing} very often: wait {wait:.1f} s (nothing was lost: "
+                           "your text is still in the editor).", {"Retry-After": str(int(wait) + 1)})
     if name == "save":
         got = lesson.save(learner, ex, body.get("content"), body.get("base"),
                           force=body.get("force") is True)
@@ -169,23 +171,40 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
 async def events(request: Request) -> Response:
     ctx = ctx_of(request)
     learner = await run_in_threadpool(require_learner, request)
+    streams = ctx.limits.streams
+    if not streams.enter(learner.id):  # a few tabs, not thousands of streams
+        raise too_busy(f"You have {streams.per_key} pages of this class open already: close one "
+                       "(this one updates when you reload it).", 15)
     sub = ctx.live.subscribe(learner.id)
     if sub is None:
+        streams.leave(learner.id)
         raise Problem(503, "too many open pages on this server; retrying soon.", {"Retry-After": "5"})
-    return StreamingResponse(ctx.live.stream(sub, request.is_disconnected),
-                             media_type="text/event-stream; charset=utf-8",
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in ctx.live.stream(sub, request.is_disconnected):
+                yield chunk
+        finally:
+            streams.leave(learner.id)
+
+    return StreamingResponse(body(), media_type="text/event-stream; charset=utf-8",
                              headers={"X-Accel-Buffering": "no"})
 
 
-def widget(request: Request) -> Response:
-    learner = require_learner(request)
+async def widget(request: Request) -> Response:
+    """A widget on the learner's code: one call in flight per learner (the next is 429 at once),
+    computed on the widget threads, never the server's shared pool (a slow answer stalls no one)."""
     ctx = ctx_of(request)
+    learner = await run_in_threadpool(require_learner, request)
+    name, query = request.path_params["name"], dict(request.query_params)
     try:
-        return JSONResponse(widgets_hosted.answer(ctx.lesson, ctx.runner, learner,
-                                               request.path_params["name"], dict(request.query_params)))
+        with ctx.limits.widgets.hold(learner.id, "your previous widget is still being computed; "
+                                                 "it updates when that one is done."):
+            out = await ctx.limits.widget_pool.run(
+                widgets_hosted.answer, ctx.lesson, ctx.runner, learner, name, query,
+                busy="the widgets are busy for the whole class right now; try again in a moment.")
     except widgets_hosted.WidgetInputError as exc:
         raise Problem(400, str(exc)) from None
-    except widgets_hosted.WidgetBusy as exc:
-        raise Problem(429, str(exc), {"Retry-After": "1"}) from None
     except NotFound as exc:
         raise Problem(404, str(exc)) from None
+    return JSONResponse(out)

@@ -73,7 +73,9 @@ async def login(request: Request) -> Response:
     form = await read_form(request, 4096)
     require_form_csrf(request, form)
     keys = ctx_of(request).keys()
-    if not await run_in_threadpool(password_ok, form.get("password", "")[:200], keys.password_hash):
+    password = form.get("password", "")[:200]
+    if not await ctx_of(request).limits.password_ok(  # the rate limit first, then scrypt
+            client_address(request), lambda: password_ok(password, keys.password_hash)):
         raise _wrong(request, "wrong password.")
     response = RedirectResponse("/teach", status_code=303)
     set_cookie(request, response, TEACH_COOKIE, keys.teach_cookie(), days=TEACH_COOKIE_DAYS)

@@ -9,12 +9,13 @@ The security headers and CSP are `serve`'s own (imported, not copied).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -24,6 +25,8 @@ from attn_practice.grader.teaching.web.server import SECURITY_HEADERS
 #: a step file is at most 1 MiB; JSON escaping may double it
 MAX_SAVE_BODY = 2 * 1024 * 1024 + 4096
 MAX_SMALL_BODY = 16 * 1024
+#: seconds a request's body may take to arrive, once its handler reads it
+BODY_SECONDS = 30.0
 
 
 class Problem(Exception):
@@ -60,11 +63,19 @@ async def read_body(request: Request, limit: int) -> bytes:
         except ValueError:
             raise Problem(400, "a bad Content-Length.") from None
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise Problem(413, f"the request is too large (limit {limit} bytes); nothing was saved.")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(BODY_SECONDS):  # a body sent a byte at a time holds nothing long
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise Problem(413, f"the request is too large (limit {limit} bytes); nothing was saved.")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Problem(408, f"the request's body took longer than {BODY_SECONDS:g} s to arrive; "
+                           "nothing was saved. Try again.", {"Connection": "close"}) from None
+    except ClientDisconnect:
+        raise Problem(400, "the connection closed before the request's body arrived; nothing was "
+                           "saved.") from None
     return b"".join(chunks)
 
 
@@ -84,9 +95,34 @@ async def read_json(request: Request, limit: int = MAX_SMALL_BODY) -> dict[str, 
         data = json.loads(text) if text.strip() else {}
     except ValueError:
         raise Problem(400, "the request is not valid JSON.") from None
+    except RecursionError:
+        raise Problem(400, "the request's JSON is nested too deeply.") from None
     if not isinstance(data, dict):
         raise Problem(400, "the request must be a JSON object.")
+    _no_nul(data)
     return data
+
+
+def _no_nul(data: Any) -> None:
+    """Refuse what no database column takes, anywhere in a body's keys and strings: NUL
+    characters and lone surrogates (not UTF-8). Walks iteratively: nesting is bounded by the parser."""
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str):
+            if "\0" in item:
+                raise Problem(400, "the request holds a NUL character (\\u0000), which no field "
+                                   "takes; nothing was saved.")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Problem(400, "the text is not valid Unicode (a lone surrogate?); nothing was "
+                                   "saved.") from None
 
 
 async def read_form(request: Request, limit: int = MAX_SMALL_BODY) -> dict[str, str]:
@@ -99,7 +135,9 @@ async def read_form(request: Request, limit: int = MAX_SMALL_BODY) -> dict[str, 
                           errors="strict")
     except (ValueError, UnicodeDecodeError):
         raise Problem(400, "the form could not be read.") from None
-    return {k: v[0] for k, v in fields.items()}
+    form = {k: v[0] for k, v in fields.items()}
+    _no_nul(form)
+    return form
 
 
 def text_field(data: dict[str, Any], name: str, *, max_len: int, required: bool = True) -> str:

@@ -8,8 +8,9 @@ sandboxes, the reference beside any stage that departs). The label
 (`widgets.label`) is built here from the stages, with the steps changed since
 their last check, so the page says exactly whose functions made the numbers.
 
-Each learner has one widget call in flight at a time (a slider dragged fast
-waits for the previous answer); a call that does not finish within
+Each learner has one widget call in flight at a time (`limits.Limits.widgets`:
+the view answers a second one 429 at once, and runs this module on the
+widget threads, never the server's shared pool); a call that does not finish within
 `WIDGET_TIMEOUT`, or a runner that computes no widgets (the Dask runner),
 gets the reference's numbers with a label that says so and why.
 """
@@ -17,7 +18,6 @@ gets the reference's numbers with a label that says so and why.
 from __future__ import annotations
 
 import concurrent.futures
-import threading
 import time
 from typing import Any
 
@@ -31,16 +31,10 @@ MAX_FIELD = 4000
 #: seconds a hosted widget call may take (a slot in the workers, then the answer)
 WIDGET_TIMEOUT = 8.0
 CORE = ("step1", "step2", "step3", "step4", "step5")
-_locks: dict[str, threading.Lock] = {}
-_locks_lock = threading.Lock()
 
 
 class WidgetInputError(ValueError):
     """A widget's input we refuse; the message says why."""
-
-
-class WidgetBusy(RuntimeError):
-    """The learner's previous widget call is still running."""
 
 
 def _compute(lesson: Lesson) -> widgets.Compute:
@@ -117,20 +111,13 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
     if compute is None:
         return _labelled(by_reference(lesson, name, params), widgets.label(True, [
             "this class's checks run on a Dask cluster, where the widgets are not computed"]))
-    with _locks_lock:
-        lock = _locks.setdefault(learner.id, threading.Lock())
-    if not lock.acquire(timeout=WIDGET_TIMEOUT):
-        raise WidgetBusy("your previous widget is still being computed; try again in a moment")
+    files = lesson.files(learner)
     try:
-        files = lesson.files(learner)
-        try:
-            data = compute(name, params, files, WIDGET_TIMEOUT)
-        except (TimeoutError, concurrent.futures.TimeoutError):
-            why = f"the widget took longer than {WIDGET_TIMEOUT:g} s on your code"
-            return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
-        except Exception as exc:  # noqa: BLE001 - the worker failing is said beside the numbers
-            why = f"the checking workers could not compute it ({str(exc)[:120]})"
-            return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
-    finally:
-        lock.release()
+        data = compute(name, params, files, WIDGET_TIMEOUT)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        why = f"the widget took longer than {WIDGET_TIMEOUT:g} s on your code"
+        return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
+    except Exception as exc:  # noqa: BLE001 - the worker failing is said beside the numbers
+        why = f"the checking workers could not compute it ({str(exc)[:120]})"
+        return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
     return _labelled(data, widgets.label(data["stages"], stale_steps(lesson, learner)))

@@ -32,6 +32,11 @@ from attn_practice.grader.host.store.base import (
 )
 
 T = TypeVar("T")
+#: UTF-8 bytes of a learner's versions (LENGTH counts characters in both databases)
+LEARNER_BYTES = {
+    q.Dialect.SQLITE: "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM versions WHERE learner_id = ?",
+    q.Dialect.POSTGRES: "SELECT COALESCE(SUM(OCTET_LENGTH(content)), 0) FROM versions WHERE learner_id = ?",
+}
 
 
 class Tx(Protocol):
@@ -133,8 +138,9 @@ class SqlStore:
         return _version(rows[0]) if rows else None
 
     def learner_bytes(self, learner_id: str) -> int:
-        """How much text the learner's versions hold (characters), for the per-learner quota."""
-        return int(self._read(q.LEARNER_BYTES, (learner_id,))[0][0])
+        """How many bytes (UTF-8) the learner's versions hold, for the per-learner quota: counted
+        in characters, 4-byte text would store four times the quota."""
+        return int(self._read(LEARNER_BYTES[self.dialect], (learner_id,))[0][0])
 
     def latest_files(self, learner_id: str) -> dict[str, Version]:
         return {v.step: v for v in map(_version, self._read(q.LATEST_VERSIONS, (learner_id,)))}

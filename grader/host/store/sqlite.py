@@ -68,6 +68,12 @@ class SQLiteStore(SqlStore):
     def open(cls, data_dir: Path) -> SQLiteStore:
         return cls(Path(data_dir) / DB_FILE)
 
+    def verify(self) -> None:
+        """Raise sqlite3.DatabaseError when the file is damaged (SQLite's quick check, at start)."""
+        problems = [r[0] for r in self._reader().execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError("; ".join(map(str, problems))[:300])
+
     # -------------------------------------------------------------- primitives
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -84,7 +90,7 @@ class SQLiteStore(SqlStore):
             raise StoreUnavailable("the class database is closed")
         try:
             return self._reader().execute(sql, tuple(params)).fetchall()
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:  # away, locked, or damaged since the start
             raise StoreUnavailable(f"the class database cannot be read: {exc}") from exc
 
     def _write(self, work: Callable[[Tx], T]) -> T:
