@@ -244,3 +244,9 @@ def _need_extra() -> None:
     missing = [m for m in ("starlette", "uvicorn") if importlib.util.find_spec(m) is None]
     if missing:
         raise Problem(f"{' and '.join(missing)} missing. {HOST_HELP}")
+
+
+# `host lti ...` (LTI 1.3, CONTRACT §8) lives in its own module; registered here.
+from attn_practice.grader.commands.lti import lti as lti_group  # noqa: E402
+
+host.add_command(lti_group)

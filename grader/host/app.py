@@ -22,6 +22,7 @@ from starlette.routing import Route
 from attn_practice.grader.host import ops, ops_log, views_join, views_learner, views_teach
 from attn_practice.grader.host.context import HostContext
 from attn_practice.grader.host.guard import RequestGuard
+from attn_practice.grader.host.lti import routes as lti_routes
 from attn_practice.grader.host.static import static
 from attn_practice.grader.host.store.base import StoreUnavailable
 from attn_practice.grader.host.web import Problem, SecurityHeaders, problem_response
@@ -57,6 +58,7 @@ def routes() -> list[Route]:
         Route("/healthz", ops.healthz, methods=GET),
         Route("/readyz", ops.readyz, methods=GET),
         Route("/metrics", ops.metrics, methods=GET),
+        *lti_routes.routes(),  # cross-site by design: not behind the same-origin check (CONTRACT §8)
     ]
 
 
@@ -90,9 +92,11 @@ def build_app(ctx: HostContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await ctx.live.start()
+        lti_sender = lti_routes.start(ctx)
         try:
             yield
         finally:
+            lti_sender.stop()
             await ctx.live.stop()
 
     app = Starlette(routes=routes(), middleware=[Middleware(ops_log.OpsLogMiddleware), Middleware(SecurityHeaders), Middleware(RequestGuard)], lifespan=lifespan,

@@ -5,6 +5,10 @@ pattern): `session.start_learner_session` / `start_instructor_session` make a
 fresh server-side session (no fixation), exactly as the join form and the
 instructor key do, so the §7 rules (CSRF, cross-learner, sign-out
 everywhere) hold for LTI sessions unchanged. Store writes: call from a thread.
+
+A tree from before server-side sessions lacks those two functions; then a
+launch signs in the way a join did (the learner's resume secret reissued as
+the cookie, the instructor's HMAC cookie).
 """
 
 from __future__ import annotations
@@ -12,13 +16,24 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from attn_practice.grader.host import session
+from attn_practice.grader.host import auth, session
 from attn_practice.grader.host.store.base import Learner
 
 
 def sign_in_learner(request: Request, response: Response, learner: Learner) -> None:
-    session.start_learner_session(request, response, learner)
+    start = getattr(session, "start_learner_session", None)
+    if start is not None:
+        start(request, response, learner)
+        return
+    secret = auth.new_secret()
+    session.ctx_of(request).store.reissue_resume(learner.id, auth.hash_secret(secret))
+    session.set_cookie(request, response, auth.LEARNER_COOKIE, secret)
 
 
 def sign_in_instructor(request: Request, response: Response) -> None:
-    session.start_instructor_session(request, response)
+    start = getattr(session, "start_instructor_session", None)
+    if start is not None:
+        start(request, response)
+        return
+    keys = session.ctx_of(request).keys()
+    session.set_cookie(request, response, auth.TEACH_COOKIE, keys.teach_cookie())  # type: ignore[attr-defined]

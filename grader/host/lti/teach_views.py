@@ -9,13 +9,20 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from attn_practice.grader.host import session
 from attn_practice.grader.host.lti import registry
 from attn_practice.grader.host.lti.http import PlatformError
 from attn_practice.grader.host.lti.roster import import_roster
-from attn_practice.grader.host.session import ctx_of, require_csrf, require_instructor, teach_csrf
+from attn_practice.grader.host.session import ctx_of, require_csrf, require_instructor
 from attn_practice.grader.host.store.sql_lti import OutboxScore
 
 SHOWN = 20
+
+
+def _teach_token(request: Request) -> str:
+    """The instructor page's CSRF token (bound to its session where sessions are server-side)."""
+    per_session = getattr(session, "teach_csrf", None)
+    return per_session(request) if per_session else ctx_of(request).keys().teach_csrf()  # type: ignore[attr-defined]
 
 
 def _row(score: OutboxScore, names: dict[str, str]) -> dict[str, Any]:
@@ -45,7 +52,7 @@ def lti_status(request: Request) -> Response:
 async def roster(request: Request) -> Response:
     def run() -> dict[str, Any]:
         require_instructor(request)
-        require_csrf(request, teach_csrf(request))
+        require_csrf(request, _teach_token(request))
         store = ctx_of(request).store
         done, failed = [], []
         for context in store.lti_contexts():

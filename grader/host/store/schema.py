@@ -69,6 +69,74 @@ MIGRATIONS: list[list[str]] = [
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL)""",
     ],
+    # LTI 1.3 (CONTRACT §8): learners by (issuer, sub), login nonces, each learner's launch
+    # links (where their score goes), course contexts (the roster's URL), the score outbox
+    [
+        """CREATE TABLE lti_learners (
+            issuer TEXT NOT NULL,
+            sub TEXT NOT NULL,
+            learner_id TEXT NOT NULL,
+            PRIMARY KEY (issuer, sub))""",
+        """CREATE TABLE lti_nonces (
+            nonce TEXT PRIMARY KEY,
+            state_hash TEXT NOT NULL,
+            expires REAL NOT NULL,
+            used INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX lti_nonces_by_expiry ON lti_nonces (expires)",
+        """CREATE TABLE lti_links (
+            id TEXT PRIMARY KEY,
+            learner_id TEXT NOT NULL,
+            issuer TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            sub TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            resource_link_id TEXT NOT NULL,
+            lineitem TEXT NOT NULL,
+            lineitems TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            updated REAL NOT NULL,
+            UNIQUE (learner_id, issuer, client_id, context_id, resource_link_id))""",
+        """CREATE TABLE lti_contexts (
+            issuer TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            memberships_url TEXT NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (issuer, client_id, context_id))""",
+        """CREATE TABLE lti_scores (
+            id {AUTO_ID},
+            link_id TEXT NOT NULL,
+            learner_id TEXT NOT NULL,
+            score_given REAL NOT NULL,
+            score_max REAL NOT NULL,
+            completed INTEGER NOT NULL,
+            stamp TEXT NOT NULL,
+            ts REAL NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_try REAL NOT NULL,
+            lease REAL NOT NULL DEFAULT 0,
+            answer TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL,
+            sent REAL)""",
+        "CREATE INDEX lti_scores_by_link ON lti_scores (link_id, id)",
+        "CREATE INDEX lti_scores_by_state ON lti_scores (state, next_try)",
+    ],
+    # 4: the check queue, stored (CONTRACT §7.1): a check queued or running when the server
+    # died runs again when it starts; `owner` is the process that holds it, `heartbeat` when
+    # that process last said it is alive (another process takes over entries left stale)
+    [
+        """CREATE TABLE check_queue (
+            id TEXT PRIMARY KEY,
+            learner_id TEXT NOT NULL,
+            step TEXT NOT NULL,
+            version_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            heartbeat REAL NOT NULL,
+            created REAL NOT NULL)""",
+        "CREATE INDEX check_queue_by_owner ON check_queue (owner, heartbeat)",
+    ],
 ]
 
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -30,6 +30,7 @@ from attn_practice.grader.host.store.base import (
     Version,
     new_id,
 )
+from attn_practice.grader.host.store.sql_lti import LtiMethods
 
 T = TypeVar("T")
 #: UTF-8 bytes of a learner's versions (LENGTH counts characters in both databases)
@@ -62,7 +63,7 @@ def _progress(row: Sequence[Any]) -> StepProgress:
                         checks=int(row[4]))
 
 
-class SqlStore:
+class SqlStore(LtiMethods):
     """The Store protocol's methods; subclasses provide `_read`, `_write`, `dialect`, `close`."""
 
     dialect: q.Dialect
