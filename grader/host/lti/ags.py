@@ -42,7 +42,7 @@ def course_score(store: Store, course: Course | None, learner_id: str) -> tuple[
     counted = course.counted_steps()
     latest = store.latest_standings(learner_id)
     passed = [e for e in counted if latest.get(e.id, ("", False, ""))[1]]
-    return (float(sum(course.points_for(e) for e in passed)), course.max_score(),
+    return (float(sum(course.points_for(e) for e in passed)), course.max_score,
             len(passed) == len(counted))
 
 
