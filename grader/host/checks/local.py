@@ -73,8 +73,10 @@ class LocalCheckRunner:
                     return grader_failed(request.step, "the server is stopping")
                 pool = self._pool
             try:
+                unchanged = request.extra.get("unchanged")
                 return pool.submit(work.check_files, request.step, dict(request.files),
-                                   request.known_failing, request.known_unchecked).result()
+                                   request.known_failing, request.known_unchecked, None,
+                                   None if unchanged is None else frozenset(unchanged)).result()
             except BrokenProcessPool:
                 last = "a checking worker died"
                 with self._lock:

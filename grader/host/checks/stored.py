@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
@@ -60,14 +61,44 @@ class StoredQueue:
         return len(self.inner)
 
     def submit(self, request: CheckRequest) -> Future[CheckResult]:
-        entry = self._record(request.learner_id, request.step, self._version_of(request))
+        request, versions = self._with_standing(request)
+        entry = self._record(request.learner_id, request.step, versions.get(request.step, ""))
         try:
             future = self.inner.submit(request)
         except BaseException:
             self._forget(entry)
             raise
-        future.add_done_callback(lambda _: self._forget(entry))
+
+        def done(f: Future[CheckResult]) -> None:
+            self._store_imports(request.learner_id, f.result(), versions)
+            self._forget(entry)
+
+        future.add_done_callback(done)
         return future
+
+    # ------------------------------------------------------------------ only what changed
+    def _with_standing(self, request: CheckRequest) -> tuple[CheckRequest, dict[str, str]]:
+        """`request` told which steps are unchanged since their last result (`checks.imports`),
+        and the version id of each step's latest file."""
+        if "unchanged" in request.extra:
+            return request, dict(request.extra.get("versions", {}))
+        try:
+            latest = {s: v.id for s, v in self.store.latest_files(request.learner_id).items()}
+            standing = self.store.latest_standings(request.learner_id)
+        except Exception:  # noqa: BLE001 - unknown: the step alone is checked, as before
+            return request, {}
+        unchanged = sorted(s for s, (_, _, version) in standing.items() if latest.get(s) == version)
+        extra = {**request.extra, "unchanged": unchanged, "versions": latest}
+        return replace(request, extra=extra), latest
+
+    def _store_imports(self, learner_id: str, result: CheckResult, versions: dict[str, str]) -> None:
+        """The imported steps graded first: stored as their latest results (never an attempt)."""
+        for step, report in (result.get("imports") or {}).items():
+            if step in versions:
+                try:
+                    self.store.save_report(learner_id, step, versions[step], report)
+                except Exception:  # noqa: BLE001 - graded again at the next check: nothing lost
+                    pass
 
     # ------------------------------------------------------------------ rows
     def _version_of(self, request: CheckRequest) -> str:
@@ -157,6 +188,7 @@ class StoredQueue:
             self._forget(entry)  # it ran and was stored just before the server died
             return
         request, version_id = lesson.check_request(learner, ex)
+        request, versions = self._with_standing(request)
         try:
             future = self.inner.submit(request)
         except AlreadyChecking:
@@ -169,6 +201,7 @@ class StoredQueue:
                 result = f.result()
                 if result.get("superseded"):
                     return
+                self._store_imports(learner.id, result, versions)
                 answer = lesson.check_answer(learner, ex, result, version_id)
                 if answer.get("counted"):
                     from attn_practice.grader.host.lesson import EventKind

@@ -120,8 +120,16 @@ def engine(options: RunOptions | None = None) -> Engine:
 
 def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] = frozenset(),
                 known_unchecked: frozenset[str] = frozenset(),
-                options: RunOptions | None = None) -> dict[str, Any]:
-    """Grade `step` on `files` (name -> text); the report and worked example as plain data."""
+                options: RunOptions | None = None,
+                unchanged: frozenset[str] | None = None) -> dict[str, Any]:
+    """Grade `step` on `files` (name -> text); the report and worked example as plain data.
+
+    `unchanged`: the steps whose code has not changed since their last result
+    (the server knows). Given, the steps `step` imports that are not among
+    them are graded first, and their reports come back under "imports" (step
+    id -> report), to be stored as their latest results; None: `step` alone.
+    """
+    from attn_practice.grader.host.checks.imports import to_grade_first
     from attn_practice.grader.staff.batch import grade_with
     from attn_practice.grader.teaching.web.render import worked_example_html
     from attn_practice.grader.teaching.worked_example import rows_after_check
@@ -130,9 +138,21 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
     t0 = time.perf_counter()
     _CHECKS += 1
     eng = engine(options)
-    eng.options = replace(eng.options, known_failing=frozenset(known_failing) - {step},
-                          known_unchecked=frozenset(known_unchecked) - {step})
+    failing = frozenset(known_failing) - {step}
+    unchecked = frozenset(known_unchecked) - {step}
     data = {name: text.encode("utf-8") for name, text in files.items()}
+    imports: dict[str, Any] = {}
+    first = to_grade_first(step, files, unchanged) if unchanged is not None else []
+    if first:
+        eng.options = replace(eng.options, known_failing=failing - set(first),
+                              known_unchecked=unchecked - set(first))
+        before = grade_with(eng, SUBMISSION, first, label="", files=data)
+        if not before.error and not before.grader_failed:
+            for s in before.steps:
+                imports[s.id] = replace(before, steps=(s,)).to_dict()
+            failing = (failing - set(first)) | {s.id for s in before.steps if not s.passed}
+            unchecked = unchecked - set(first)
+    eng.options = replace(eng.options, known_failing=failing, known_unchecked=unchecked)
     report = grade_with(eng, SUBMISSION, [step], label="", files=data)
     worked = ""
     if not report.error:
@@ -141,7 +161,7 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
                                                                files=data)))
         except Exception:  # noqa: BLE001 - a teaching aid never breaks a check
             worked = ""
-    return {"report": report.to_dict(), "worked_html": worked,
+    return {"report": report.to_dict(), "worked_html": worked, "imports": imports,
             "seconds": round(time.perf_counter() - t0, 3)}
 
 

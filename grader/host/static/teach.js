@@ -144,3 +144,57 @@ es.addEventListener("class", later);
 es.addEventListener("open", () => refresh());
 setInterval(refresh, 15000);
 refresh();
+
+// ------------------------------------------------------------------ the LMS gradebook (LTI 1.3)
+// Self-contained: shown only when an LMS is registered (`host lti register`). Each score waiting
+// for the LMS, sent, or failing with the LMS's own answer; the roster import from the course.
+(function ltiPanel() {
+  const main = document.getElementById("main");
+  if (!main) return;
+  const token = document.querySelector('meta[name="attnp-token"]').content;
+  const mk = (tag, attrs, text) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const section = mk("section", { id: "lti", "aria-labelledby": "lti-h", class: "lti-panel", hidden: "" });
+  const counts = mk("p", { id: "lti-counts", role: "status", "aria-live": "polite" });
+  const list = mk("ul", { id: "lti-unsent" });
+  const say = mk("p", { id: "lti-say", class: "small", role: "status", "aria-live": "polite" });
+  const roster = mk("button", { type: "button", id: "lti-roster" }, "Import the course roster");
+  section.append(mk("h2", { id: "lti-h" }, "LMS gradebook"), counts, list, roster, say);
+  main.append(section);
+
+  roster.addEventListener("click", async () => {
+    say.textContent = "Importing…";
+    try {
+      const res = await fetch("/teach/api/lti/roster", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-Attn-Token": token }, body: "{}" });
+      const d = await res.json().catch(() => ({}));
+      if (!res.ok) { say.textContent = d.error || `error ${res.status}`; return; }
+      const done = (d.imported || []).map((c) => `${c.course}: ${c.members} learners, ${c.added} new`);
+      const failed = (d.failed || []).map((c) => `${c.course ? c.course + ": " : ""}${c.error}`);
+      say.textContent = [...done, ...failed].join(" · ") || "Nothing to import.";
+    } catch (e) { say.textContent = "The class server is not answering; try again in a moment."; }
+  });
+
+  async function refresh() {
+    let d;
+    try {
+      const res = await fetch("/teach/api/lti", { credentials: "same-origin" });
+      if (!res.ok) return;
+      d = await res.json();
+    } catch (e) { return; }
+    section.hidden = !(d.platforms || []).length;
+    const s = d.scores || {};
+    counts.textContent = `Scores for the LMS: ${s.sent || 0} sent, ${s.pending || 0} waiting, ${s.failing || 0} failing.`;
+    list.replaceChildren(...(d.unsent || []).map((u) => mk("li", { "data-state": u.state },
+      `${u.learner}: ${u.score} / ${u.max} — ${u.state === "failing"
+        ? `the LMS refused it (${u.answer}); tried ${u.attempts} times, next try in ${Math.round(u.next_try_in)} s`
+        : "waiting to be sent"}`)));
+    roster.hidden = !(d.courses || []).some((c) => c.roster);
+  }
+  refresh();
+  setInterval(refresh, 10000);
+})();
