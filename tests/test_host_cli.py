@@ -18,7 +18,7 @@ import threading
 import time
 
 import pytest
-from test_host_support import HostProcess, console_script, hosted_class, implementation
+from test_host_support import HostProcess, console_script, hosted_class, implementation, resume
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +55,7 @@ def test_the_class_and_its_links_survive_a_restart(tmp_path):
     try:
         assert (again.key, again.join_code) == (h.key, h.join_code)
         c2 = again.client()
-        assert c2.get(link.replace(h.base, "")).status_code == 303
+        assert resume(c2, link.replace(h.base, "")).status_code == 303
         assert c2.get("/api/step/step1").json()["content"] == "# kept\n"
     finally:
         again.stop()
@@ -137,7 +137,7 @@ def test_kill_9_with_saves_in_flight_loses_no_acknowledged_save(tmp_path):
     try:
         for i, (_, _, link) in enumerate(learners):
             c = again.client()
-            assert c.get(link.replace(h.base, "")).status_code == 303
+            assert resume(c, link.replace(h.base, "")).status_code == 303
             mine = [(v, text) for v, text in acked if text.startswith(f"# learner {i} ")]
             for vid, text in mine:
                 r = c.get(f"/api/version/{vid}")
@@ -222,7 +222,7 @@ def test_a_save_reaches_the_instructors_stream_and_the_learners_other_tab(tmp_pa
         assert teach.get(f"/teach?key={h.key}").status_code == 303
         c, token, link = h.join("Live")
         other_tab = h.client()
-        other_tab.get(link.replace(h.base, ""))
+        resume(other_tab, link.replace(h.base, ""))
         got: dict[str, list[str]] = {"teach": [], "tab": []}
 
         def listen(name: str, client, path: str) -> None:

@@ -38,6 +38,7 @@ def host() -> None:
       attn-practice host export DATA_DIR --format json|csv
       attn-practice host backup DATA_DIR OUT
       attn-practice host set-password DATA_DIR
+      attn-practice host rotate-key DATA_DIR
 
     DATA_DIR (default ./attn-class) keeps the class: learners, every saved
     version, every check. The first lines printed are the class's address,
@@ -245,6 +246,11 @@ def _need_extra() -> None:
     if missing:
         raise Problem(f"{' and '.join(missing)} missing. {HOST_HELP}")
 
+
+# `host rotate-key` lives in its own module (sessions and keys); registered here.
+from attn_practice.grader.commands.host_keys import rotate_key_cmd  # noqa: E402
+
+host.add_command(rotate_key_cmd)
 
 # `host lti ...` (LTI 1.3, CONTRACT §8) lives in its own module; registered here.
 from attn_practice.grader.commands.lti import lti as lti_group  # noqa: E402

@@ -4,13 +4,15 @@ The part JupyterHub calls an Authenticator, kept in one module so another way
 in (LTI 1.3) can replace join-code + resume link without touching the views.
 
 - A learner's resume secret (256 bits, in their resume link) is stored only
-  as a SHA-256 hash; the same secret is their `HttpOnly` session cookie. A
-  reissued link changes the hash, so the old link and cookie stop working.
-- Every other secret is an HMAC under the class's server secret (kept in the
-  store, so every server process of one class agrees): the CSRF token of a
-  learner or of the instructor, the instructor's cookie.
-- The instructor key is printed in the instructor link; a password (scrypt)
-  may be set with `host set-password` for those who would rather type one.
+  as a SHA-256 hash. Opening the link asks before it signs a browser in. A
+  reissued link changes the hash and ends the learner's sessions.
+- A session (learner or instructor) is a random token in a cookie, stored
+  only as its hash (`session.py` signs browsers in and out).
+- The CSRF token of a session is an HMAC of its token's hash under the
+  class's server secret (kept in the store, so every process agrees).
+- The instructor key is printed in the instructor link (`host rotate-key`
+  replaces it); a password (scrypt) may be set with `host set-password`.
+  Both end every instructor session.
 - Attempts at secrets are rate limited per client address (`RateLimiter`).
 """
 
@@ -24,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from attn_practice.grader.host.store.base import Learner, Store
+from attn_practice.grader.host.store.base import Learner, SessionKind, Store
 
 SECRET_BYTES = 32
 LEARNER_COOKIE = "attnp_learner"
@@ -82,6 +84,20 @@ def ensure_class_settings(store: Store, *, ask_student_id: bool | None = None) -
         store.set_setting(Setting.ASK_STUDENT_ID.value, "1" if ask_student_id else "0")
 
 
+def rotate_instructor_key(store: Store) -> str:
+    """A new instructor key (the old link stops working) and every instructor session ended."""
+    key = new_secret()
+    store.set_setting(Setting.INSTRUCTOR_KEY.value, key)
+    store.end_sessions(SessionKind.INSTRUCTOR)
+    return key
+
+
+def set_instructor_password(store: Store, password: str) -> None:
+    """Set the class password and end every instructor session (whoever knew the old one is out)."""
+    store.set_setting(Setting.PASSWORD_HASH.value, hash_password(password))
+    store.end_sessions(SessionKind.INSTRUCTOR)
+
+
 @dataclass(frozen=True)
 class ClassKeys:
     """The class's secrets as read from the store (re-read when the instructor changes one)."""
@@ -109,12 +125,6 @@ class ClassKeys:
 
     def learner_csrf(self, resume_secret: str) -> str:
         return self.mac("learner-csrf", hash_secret(resume_secret))
-
-    def teach_cookie(self) -> str:
-        return self.mac("teach", self.instructor_key)
-
-    def teach_csrf(self) -> str:
-        return self.mac("teach-csrf", self.instructor_key)
 
     def key_ok(self, key: str) -> bool:
         return bool(key) and hmac.compare_digest(key.encode("utf-8", "replace"),

@@ -32,15 +32,36 @@ def label_for(learner: Learner) -> str:
     return f"{learner.display_name} [{learner.id[:8]}]"
 
 
+def labels(learners: Sequence[Learner]) -> dict[str, str]:
+    """learner id -> their label, unique in the class: two learners never share one.
+
+    An id several learners hold (from before ids were checked once per class,
+    also "S123" beside "s 123") names each holder in its label, so `report`
+    keeps every one of them and the instructor sees the clash.
+    """
+    from collections import Counter
+
+    from attn_practice.grader.host.store.sql_integrity import student_id_key
+
+    held = Counter(student_id_key(x.student_id) for x in learners if x.student_id)
+    out = {x.id: (f"{x.student_id} (id shared: {x.display_name} [{x.id[:8]}])"
+                  if x.student_id and held[student_id_key(x.student_id)] > 1 else label_for(x))
+           for x in learners}
+    twice = Counter(out.values())
+    return {i: f"{label} [{i}]" if twice[label] > 1 else label for i, label in out.items()}
+
+
 def class_reports(store: Store, course: Course | None = None) -> list[GradeReport]:
     course = course or default_course()
     latest: dict[str, list[GradeReport]] = {}
     for row in store.latest_reports():
         latest.setdefault(row.learner_id, []).append(GradeReport.from_dict(row.report))
     out = []
-    for learner in store.learners():
+    learners = store.learners()
+    names = labels(learners)
+    for learner in learners:
         steps = tuple(s for rep in latest.get(learner.id, []) for s in rep.steps)
-        report = GradeReport(submission=label_for(learner), steps=steps,
+        report = GradeReport(submission=names[learner.id], steps=steps,
                              duration=sum(r.duration for r in latest.get(learner.id, [])),
                              grader_version=__version__)
         out.append(course.apply(_ordered(report)))

@@ -68,12 +68,50 @@ def teach_sign_in(csrf: str, has_password: bool, error: str = "") -> str:
         "</p><p><button type=\"submit\">Sign in</button></p></form>"))
 
 
-def switch_learner(here: str, there: str, secret: str, csrf: str) -> str:
-    return _page("Switch learner?", (
-        f"<h1>Continue as {esc(there)}?</h1>"
-        f"<p>This browser is signed in as <strong>{esc(here)}</strong>. The link you opened belongs "
-        f"to <strong>{esc(there)}</strong>. Only continue if that is you.</p>"
+def resume_confirm(there: str, here: str | None, secret: str, csrf: str) -> str:
+    """Opening a resume link asks first: a link opened by another site's page, or sent by another
+    learner, must never sign this browser in (or switch it) by itself."""
+    if here is None:
+        why = (f"<p>This opens the work of <strong>{esc(there)}</strong> in this browser. Only "
+               "continue if that is you; on a shared computer, sign out when you leave.</p>")
+        stay = '<a href="/">Cancel</a>'
+    else:
+        why = (f"<p>This browser is signed in as <strong>{esc(here)}</strong>. The link you opened "
+               f"belongs to <strong>{esc(there)}</strong>. Only continue if that is you.</p>")
+        stay = f'<a href="/">Stay {esc(here)}</a>'
+    return _page(f"Continue as {there}?", (
+        f"<h1>Continue as {esc(there)}?</h1>{why}"
         f'<form method="post" action="/resume/{esc(secret)}">'
         f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
-        f'<p><button type="submit" id="switch">Continue as {esc(there)}</button> '
-        f'<a href="/">Stay {esc(here)}</a></p></form>'))
+        f'<p><button type="submit" id="continue">Continue as {esc(there)}</button> {stay}</p></form>'))
+
+
+def student_id_taken(student_id: str) -> str:
+    """What a learner reads when the id they gave is held by another learner (never who holds it)."""
+    return (f"The student id “{student_id}” is already taken by someone in this class, so you were "
+            "not signed up. If it is yours, tell your instructor: their page shows this clash and "
+            "they can give the id to you; then join again. If you mistyped it, correct it below.")
+
+
+def signed_out() -> str:
+    return _page("Signed out", (
+        "<h1>You are signed out</h1><p>This browser no longer opens your work. To continue, here "
+        "or on another computer, open your <strong>personal resume link</strong> (the one you "
+        "bookmarked when you joined). Lost it? Your instructor can give you a new one.</p>"))
+
+
+def teach_confirm(csrf: str, key: str) -> str:
+    """The instructor link opened from another site's page: signing in is a click, not a visit."""
+    return _page("Instructor sign-in", (
+        "<h1>Open the instructor page?</h1><p>This link signs this browser in as the class's "
+        "instructor. It was opened from another site: continue only if you opened it yourself.</p>"
+        '<form method="post" action="/teach/login">'
+        f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
+        f'<input type="hidden" name="key" value="{esc(key)}">'
+        '<p><button type="submit" id="continue">Open the instructor page</button></p></form>'))
+
+
+def teach_signed_out() -> str:
+    return _page("Signed out", "<h1>Signed out</h1><p>This browser no longer opens the instructor "
+                 "page. Open the instructor link or sign in with the class password at "
+                 '<a href="/teach">/teach</a> to come back.</p>')

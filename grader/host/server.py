@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attn_practice.grader.host.auth import ClassKeys, Setting, ensure_class_settings
+from attn_practice.grader.host.auth import ClassKeys, ensure_class_settings
 from attn_practice.grader.host.context import HostContext
 from attn_practice.grader.host.limits import Limits
 from attn_practice.grader.host.store.base import Store
@@ -208,11 +208,11 @@ def _warm(runner: Any) -> None:
 
 
 def set_password(data_dir: Path, db: str | None, password: str) -> None:
-    from attn_practice.grader.host.auth import hash_password
+    from attn_practice.grader.host.auth import set_instructor_password
 
     store = open_data(data_dir, db)
     try:
         ensure_class_settings(store)
-        store.set_setting(Setting.PASSWORD_HASH.value, hash_password(password))
+        set_instructor_password(store, password)  # and every instructor session ends
     finally:
         store.close()

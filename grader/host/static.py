@@ -20,10 +20,12 @@ from attn_practice.grader.teaching.web.server import STATIC as SERVE_STATIC
 from attn_practice.grader.teaching.web.server import static_file as serve_file
 
 HOST_STATIC = {"host.js": "text/javascript; charset=utf-8", "host.css": "text/css; charset=utf-8",
-               "teach.js": "text/javascript; charset=utf-8", "teach.html": "text/html; charset=utf-8"}
-PUBLIC = {"app.js", "style.css", "host.js", "host.css", "teach.js"}
+               "teach.js": "text/javascript; charset=utf-8", "teach.html": "text/html; charset=utf-8",
+               "account.js": "text/javascript; charset=utf-8"}
+PUBLIC = {"app.js", "style.css", "host.js", "host.css", "teach.js", "account.js"}
 INJECT = (b'<link rel="stylesheet" href="/static/host.css">\n'
-          b'<script src="/static/host.js" defer></script>\n</head>')
+          b'<script src="/static/host.js" defer></script>\n'
+          b'<script src="/static/account.js" defer></script>\n</head>')
 
 
 @cache

@@ -1,11 +1,15 @@
 """The instructor's page and API: the live class picture, a learner's drill-down, the actions.
 
-Every route here needs the instructor cookie, given by the instructor link
-(`/teach?key=KEY`, the key then leaves the address bar) or the class
-password; wrong keys and passwords are rate limited per address.
+Every route here needs an instructor session (session.py), begun by the
+instructor link (`/teach?key=KEY`, the key then leaves the address bar; opened
+from another site's page it asks first) or the class password; wrong keys and
+passwords are rate limited per address. "Sign out everywhere" ends every
+instructor session; student-id clashes are listed and settled here (claims.py).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,7 +21,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from attn_practice.grader.host import export, pages
+from attn_practice.grader.host import claims, export, pages
 from attn_practice.grader.host.auth import (
     TEACH_COOKIE,
     Setting,
@@ -25,22 +29,25 @@ from attn_practice.grader.host.auth import (
     new_join_code,
     new_secret,
     password_ok,
+    same,
 )
 from attn_practice.grader.host.class_view import class_picture, drilldown
 from attn_practice.grader.host.lesson import EventKind
 from attn_practice.grader.host.session import (
-    FORM_COOKIE,
     ctx_of,
+    end_session,
+    form_page,
     is_instructor,
     require_csrf,
     require_form_csrf,
     require_instructor,
-    set_cookie,
+    same_origin,
+    start_instructor_session,
+    teach_csrf,
 )
 from attn_practice.grader.host.static import teach_page
-from attn_practice.grader.host.web import Problem, client_address, read_form, read_json
-
-TEACH_COOKIE_DAYS = 30
+from attn_practice.grader.host.store.base import SessionKind, StudentIdTaken
+from attn_practice.grader.host.web import Problem, client_address, read_form, read_json, text_field
 
 
 def _wrong(request: Request, what: str) -> Problem:
@@ -58,27 +65,47 @@ def teach(request: Request) -> Response:
         if not keys.key_ok(key[:200]):
             raise _wrong(request, "wrong instructor key: open the instructor link `attn-practice "
                                   "host` printed.")
-        response = RedirectResponse("/teach", status_code=303)  # the key leaves the address bar
-        set_cookie(request, response, TEACH_COOKIE, keys.teach_cookie(), days=TEACH_COOKIE_DAYS)
-        return response
+        if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
+            # another site's page sent the browser here: no sign-in without a click on our page
+            return form_page(request, lambda csrf: pages.teach_confirm(csrf, key))
+        return _signed_in(request)
     if is_instructor(request):
-        return HTMLResponse(teach_page(keys.teach_csrf()))
-    csrf = request.cookies.get(FORM_COOKIE) or new_secret()
-    response = HTMLResponse(pages.teach_sign_in(csrf, bool(keys.password_hash)), status_code=403)
-    set_cookie(request, response, FORM_COOKIE, csrf, days=1)
+        return HTMLResponse(teach_page(teach_csrf(request)))
+    return form_page(request, lambda csrf: pages.teach_sign_in(csrf, bool(keys.password_hash)), 403)
+
+
+def _signed_in(request: Request) -> Response:
+    response = RedirectResponse("/teach", status_code=303)  # the key leaves the address bar
+    start_instructor_session(request, response)
     return response
 
 
 async def login(request: Request) -> Response:
+    """POST /teach/login: the class password, or the key from the confirm page above."""
     form = await read_form(request, 4096)
     require_form_csrf(request, form)
     keys = ctx_of(request).keys()
-    password = form.get("password", "")[:200]
-    if not await ctx_of(request).limits.password_ok(  # the rate limit first, then scrypt
-            client_address(request), lambda: password_ok(password, keys.password_hash)):
-        raise _wrong(request, "wrong password.")
-    response = RedirectResponse("/teach", status_code=303)
-    set_cookie(request, response, TEACH_COOKIE, keys.teach_cookie(), days=TEACH_COOKIE_DAYS)
+    key = form.get("key")
+    if key is not None:
+        ok = keys.key_ok(key[:200])
+    else:
+        password = form.get("password", "")[:200]
+        ok = await ctx_of(request).limits.password_ok(  # the rate limit first, then scrypt
+            client_address(request), lambda: password_ok(password, keys.password_hash))
+    if not ok:
+        raise _wrong(request, "wrong instructor key." if key is not None else "wrong password.")
+    return await run_in_threadpool(_signed_in, request)
+
+
+async def logout(request: Request) -> Response:
+    """POST /teach/logout (the page's token in a form field): this browser only."""
+    form = await read_form(request, 4096)
+    same_origin(request)
+    if not (await run_in_threadpool(is_instructor, request)
+            and same(form.get("csrf", ""), teach_csrf(request))):
+        raise Problem(403, "this sign-out did not come from the instructor page: reload it.")
+    response = HTMLResponse(pages.teach_signed_out())
+    await run_in_threadpool(end_session, request, response, SessionKind.INSTRUCTOR)
     return response
 
 
@@ -91,6 +118,7 @@ def class_api(request: Request) -> Response:
     picture["join"] = {"link": f"{base}/join/{keys.join_code}", "open": keys.joining_open,
                        "ask_student_id": keys.ask_student_id}
     picture["queue"] = {"waiting": len(ctx.queue)}
+    picture["id_conflicts"] = claims.id_conflicts(ctx.store)
     return JSONResponse(picture)
 
 
@@ -105,10 +133,11 @@ def learner_api(request: Request) -> Response:
 
 
 async def act(request: Request) -> Response:
-    """POST /teach/api/{action}: rotate-join, joining, reissue."""
-    require_instructor(request)
+    """POST /teach/api/{action}: rotate-join, joining, reissue, settle-id, student-id,
+    sign-out-everywhere."""
+    await run_in_threadpool(require_instructor, request)
     ctx = ctx_of(request)
-    require_csrf(request, ctx.keys().teach_csrf())
+    require_csrf(request, teach_csrf(request))
     body = await read_json(request, 4096)
     name = request.path_params["action"]
     store = ctx.store
@@ -126,9 +155,14 @@ async def act(request: Request) -> Response:
                 raise Problem(404, "no such learner.")
             secret = new_secret()
             store.reissue_resume(lid, hash_secret(secret))
+            store.end_sessions(SessionKind.LEARNER, lid)  # whoever had the old link is out
             store.record_event(lid, EventKind.REISSUED.value, {})
             base = f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
             return {"resume_link": f"{base}/resume/{secret}"}
+        elif name in ("settle-id", "student-id"):
+            _student_ids(store, name, body)
+        elif name == "sign-out-everywhere":
+            return {"ok": True, "ended": store.end_sessions(SessionKind.INSTRUCTOR)}
         else:
             raise Problem(404, f"no action {name[:40]!r}")
         store.record_event("", EventKind.SETTINGS.value, {})
@@ -136,7 +170,32 @@ async def act(request: Request) -> Response:
 
     out = await run_in_threadpool(run)
     ctx.keys(fresh=True)
-    return JSONResponse(out)
+    response = JSONResponse(out)
+    if name == "sign-out-everywhere":
+        response.delete_cookie(TEACH_COOKIE, path="/")
+    return response
+
+
+def _student_ids(store: Any, name: str, body: dict[str, Any]) -> None:
+    """settle-id {conflict, give_to: holder|claimant}; student-id {learner, student_id ("" clears)}."""
+    if name == "settle-id":
+        try:
+            give_to = claims.GiveTo(body.get("give_to"))
+        except ValueError:
+            raise Problem(400, "'give_to' must be \"holder\" or \"claimant\".") from None
+        cid = body.get("conflict")
+        if not isinstance(cid, str) or len(cid) > 64 or not claims.settle(store, cid, give_to):
+            raise Problem(404, "no such open clash (settled already?).")
+        return
+    lid = body.get("learner")
+    if not isinstance(lid, str) or len(lid) > 64 or store.learner(lid) is None:
+        raise Problem(404, "no such learner.")
+    student_id = text_field(body, "student_id", max_len=64, required=False)
+    try:
+        store.set_student_id(lid, student_id)
+    except StudentIdTaken:
+        raise Problem(409, f"another learner holds the student id {student_id!r}: change or "
+                           "clear theirs first.") from None
 
 
 def export_file(request: Request) -> Response:

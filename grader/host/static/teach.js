@@ -99,6 +99,7 @@ async function refresh() {
   $("join-state").textContent = d.join.open ? "joining is open" : "joining is closed";
   $("joining-toggle").textContent = d.join.open ? "Close joining" : "Reopen joining";
   drawGrid(d); drawMisconceptions(d); drawStuck(d);
+  drawIdConflicts(d);  // student ids and sign-ins (H35B's section at the end)
   if (state.learner) openLearner(state.learner, true);
 }
 
@@ -144,6 +145,126 @@ es.addEventListener("class", later);
 es.addEventListener("open", () => refresh());
 setInterval(refresh, 15000);
 refresh();
+
+// ---------------------------------------------------------- student ids and sign-ins (H35B)
+// Self-contained: its own section, helpers and token; `refresh` above calls drawIdConflicts(d).
+const idPanel = (() => {
+  const token = document.querySelector('meta[name="attnp-token"]').content;
+  const mk = (tag, attrs, text) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const sec = mk("section", { id: "ids-sessions", "aria-labelledby": "ids-h" });
+  const list = mk("ul", { id: "id-conflicts" });
+  const say = mk("p", { id: "ids-status", role: "status", class: "small" });
+  const out = mk("form", { method: "post", action: "/teach/logout", class: "inline" });
+  out.append(mk("input", { type: "hidden", name: "csrf", value: token }),
+    mk("button", { type: "submit", id: "sign-out" }, "Sign out"));
+  const everywhere = mk("button", { type: "button", id: "sign-out-everywhere" }, "Sign out everywhere");
+  const tools = mk("p");
+  tools.append(out, " ", everywhere);
+  sec.append(mk("h2", { id: "ids-h" }, "Student ids and sign-ins"),
+    mk("p", { class: "small dim" }, "A student id belongs to one learner: a second claim is refused and shown here for you to settle. " +
+      "“Sign out everywhere” ends every instructor sign-in (after a leaked link or a shared computer)."),
+    list, say, tools);
+  (document.getElementById("main") || document.body).append(sec);
+
+  async function act(path, body) {
+    const res = await fetch(path, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Attn-Token": token }, body: JSON.stringify(body || {}) });
+    const data = await res.json().catch(() => ({}));
+    say.textContent = res.ok ? "" : (data.error || `error ${res.status}`);
+    if (res.ok && typeof refresh === "function") refresh();
+    return res.ok ? data : null;
+  }
+  everywhere.addEventListener("click", async () => {
+    if (await act("/teach/api/sign-out-everywhere")) location.assign("/teach");
+  });
+
+  function button(text, onClick) {
+    const b = mk("button", { type: "button" }, text);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  return function draw(d) {
+    list.replaceChildren();
+    const clashes = d.id_conflicts || [];
+    if (!clashes.length) { list.append(mk("li", { class: "dim" }, "No student-id clashes.")); return; }
+    clashes.forEach((c) => {
+      const li = mk("li", { class: "id-conflict", "data-kind": c.kind });
+      if (c.kind === "refused") {
+        const holder = c.holder ? c.holder.name : "a learner no longer in the class";
+        li.append(`${c.claimant} tried to join with student id ${c.student_id}, held by ${holder}. `,
+          button(`Keep it with ${holder}`, () => act("/teach/api/settle-id", { conflict: c.conflict, give_to: "holder" })), " ",
+          button(`Give it to ${c.claimant}`, () => act("/teach/api/settle-id", { conflict: c.conflict, give_to: "claimant" })
+            .then((ok) => { if (ok) say.textContent = `${holder}'s id is cleared: ask ${c.claimant} to join again.`; })));
+      } else {
+        li.append(`Student id ${c.student_id} is held by ${c.learners.map((l) => l.name).join(" and ")} (from before ids were checked). `);
+        c.learners.forEach((l) => li.append(button(`Clear ${l.name}'s id`,
+          () => act("/teach/api/student-id", { learner: l.learner, student_id: "" })), " "));
+      }
+      list.append(li);
+    });
+  };
+})();
+function drawIdConflicts(d) { idPanel(d); }
+
+// ------------------------------------------------------------------ the LMS gradebook (LTI 1.3)
+// Self-contained: shown only when an LMS is registered (`host lti register`). Each score waiting
+// for the LMS, sent, or failing with the LMS's own answer; the roster import from the course.
+(function ltiPanel() {
+  const main = document.getElementById("main");
+  if (!main) return;
+  const token = document.querySelector('meta[name="attnp-token"]').content;
+  const mk = (tag, attrs, text) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const section = mk("section", { id: "lti", "aria-labelledby": "lti-h", class: "lti-panel", hidden: "" });
+  const counts = mk("p", { id: "lti-counts", role: "status", "aria-live": "polite" });
+  const list = mk("ul", { id: "lti-unsent" });
+  const say = mk("p", { id: "lti-say", class: "small", role: "status", "aria-live": "polite" });
+  const roster = mk("button", { type: "button", id: "lti-roster" }, "Import the course roster");
+  section.append(mk("h2", { id: "lti-h" }, "LMS gradebook"), counts, list, roster, say);
+  main.append(section);
+
+  roster.addEventListener("click", async () => {
+    say.textContent = "Importing…";
+    try {
+      const res = await fetch("/teach/api/lti/roster", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-Attn-Token": token }, body: "{}" });
+      const d = await res.json().catch(() => ({}));
+      if (!res.ok) { say.textContent = d.error || `error ${res.status}`; return; }
+      const done = (d.imported || []).map((c) => `${c.course}: ${c.members} learners, ${c.added} new`);
+      const failed = (d.failed || []).map((c) => `${c.course ? c.course + ": " : ""}${c.error}`);
+      say.textContent = [...done, ...failed].join(" · ") || "Nothing to import.";
+    } catch (e) { say.textContent = "The class server is not answering; try again in a moment."; }
+  });
+
+  async function refresh() {
+    let d;
+    try {
+      const res = await fetch("/teach/api/lti", { credentials: "same-origin" });
+      if (!res.ok) return;
+      d = await res.json();
+    } catch (e) { return; }
+    section.hidden = !(d.platforms || []).length;
+    const s = d.scores || {};
+    counts.textContent = `Scores for the LMS: ${s.sent || 0} sent, ${s.pending || 0} waiting, ${s.failing || 0} failing.`;
+    list.replaceChildren(...(d.unsent || []).map((u) => mk("li", { "data-state": u.state },
+      `${u.learner}: ${u.score} / ${u.max} — ${u.state === "failing"
+        ? `the LMS refused it (${u.answer}); tried ${u.attempts} times, next try in ${Math.round(u.next_try_in)} s`
+        : "waiting to be sent"}`)));
+    roster.hidden = !(d.courses || []).some((c) => c.roster);
+  }
+  refresh();
+  setInterval(refresh, 10000);
+})();
 
 // ------------------------------------------------------------------ the LMS gradebook (LTI 1.3)
 // Self-contained: shown only when an LMS is registered (`host lti register`). Each score waiting

@@ -13,6 +13,7 @@ statement reaches the database.
 
 from __future__ import annotations
 
+import enum
 import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -103,6 +104,32 @@ class Event:
     created: float
 
 
+class SessionKind(str, enum.Enum):
+    """Who a session signs in: a learner (their workspace) or the instructor (the class)."""
+
+    LEARNER = "learner"
+    INSTRUCTOR = "instructor"
+
+
+class StudentIdTaken(Exception):
+    """A student id another learner of the class holds: refused, never shared (issue 35 item 4)."""
+
+    def __init__(self, student_id: str, holder_id: str):
+        super().__init__(f"student id {student_id!r} is held by another learner")
+        self.student_id, self.holder_id = student_id, holder_id
+
+
+@dataclass(frozen=True)
+class IdConflict:
+    """A refused claim of a student id that another learner holds, for the instructor to settle."""
+
+    id: str
+    student_id: str
+    display_name: str
+    holder_id: str
+    created: float
+
+
 @runtime_checkable
 class Store(Protocol):
     """What the host needs from a database. Implementations: sql.SqlStore's subclasses."""
@@ -180,6 +207,31 @@ class Store(Protocol):
         """Events after `cursor` in order, and the cursor to pass next time."""
 
     def last_event_id(self) -> int: ...
+
+    # student ids: one learner each (create_learner raises StudentIdTaken too)
+    def set_student_id(self, learner_id: str, student_id: str) -> None:
+        """Give the learner this id ("" clears it); StudentIdTaken when another learner holds it."""
+
+    def record_id_conflict(self, student_id: str, display_name: str, holder_id: str) -> bool:
+        """Keep a refused claim for the instructor (False when too many are open already)."""
+
+    def id_conflicts(self) -> list[IdConflict]:
+        """The refused claims not yet settled, oldest first."""
+
+    def settle_id_conflict(self, conflict_id: str) -> bool: ...
+
+    # sessions: the cookie's token is stored only as a hash
+    def create_session(self, token_hash: str, kind: SessionKind, learner_id: str, expires: float) -> None: ...
+
+    def session_learner(self, token_hash: str) -> Learner | None:
+        """The learner of a live learner session (None when unknown, ended or expired)."""
+
+    def session_alive(self, token_hash: str, kind: SessionKind) -> bool: ...
+
+    def end_session(self, token_hash: str) -> None: ...
+
+    def end_sessions(self, kind: SessionKind, learner_id: str | None = None) -> int:
+        """End every session of a kind (of one learner when given); returns how many ended."""
 
     # class settings
     def get_setting(self, key: str) -> str | None: ...

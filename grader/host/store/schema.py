@@ -137,6 +137,26 @@ MIGRATIONS: list[list[str]] = [
             created REAL NOT NULL)""",
         "CREATE INDEX check_queue_by_owner ON check_queue (owner, heartbeat)",
     ],
+    # a student id held once per class (id_key: its normalised form; NULL for learners
+    # from before, whose clashes the instructor page lists); refused claims; sessions (hashed)
+    [
+        "ALTER TABLE learners ADD COLUMN id_key TEXT",
+        "CREATE UNIQUE INDEX learners_by_id_key ON learners (id_key)",
+        """CREATE TABLE id_conflicts (
+            id TEXT PRIMARY KEY,
+            student_id TEXT NOT NULL,
+            display_name TEXT NOT NULL,
+            holder_id TEXT NOT NULL,
+            created REAL NOT NULL,
+            settled REAL)""",
+        """CREATE TABLE sessions (
+            token_hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            learner_id TEXT NOT NULL,
+            created REAL NOT NULL,
+            expires REAL NOT NULL)""",
+        "CREATE INDEX sessions_by_owner ON sessions (kind, learner_id)",
+    ],
 ]
 
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

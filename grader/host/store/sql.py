@@ -30,6 +30,7 @@ from attn_practice.grader.host.store.base import (
     Version,
     new_id,
 )
+from attn_practice.grader.host.store.sql_integrity import IntegrityMethods, claim_student_id
 from attn_practice.grader.host.store.sql_lti import LtiMethods
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ def _progress(row: Sequence[Any]) -> StepProgress:
                         checks=int(row[4]))
 
 
-class SqlStore(LtiMethods):
+class SqlStore(IntegrityMethods, LtiMethods):
     """The Store protocol's methods; subclasses provide `_read`, `_write`, `dialect`, `close`."""
 
     dialect: q.Dialect
@@ -98,9 +99,14 @@ class SqlStore(LtiMethods):
 
     # -------------------------------------------------------------- learners
     def create_learner(self, display_name: str, student_id: str, resume_hash: str) -> Learner:
+        """A new learner; StudentIdTaken (nothing stored) when another learner holds the id."""
         learner = Learner(new_id(), display_name, student_id, time.time())
-        self._write(lambda tx: tx.execute(q.INSERT_LEARNER, (
-            learner.id, display_name, student_id, resume_hash, learner.created)))
+
+        def insert(tx: Tx) -> None:
+            tx.execute(q.INSERT_LEARNER, (learner.id, display_name, "", resume_hash, learner.created))
+            claim_student_id(tx, learner.id, student_id)
+
+        self._write(insert)
         return learner
 
     def learner(self, learner_id: str) -> Learner | None:
