@@ -23,6 +23,7 @@ from typing import Any
 from attn_practice.grader.catalog import Exercise
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
 from attn_practice.grader.host.store.base import Learner, ReportRow, StandingRow, Store, Version
+from attn_practice.grader.host.words import hosted_stub
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.teaching.web import render
 
@@ -88,7 +89,7 @@ class Lesson:
     def __init__(self, store: Store, catalog: Sequence[Exercise]):
         self.store = store
         self.catalog = list(catalog)
-        self._stubs = {e.id: e.stub_source() for e in self.catalog}
+        self._stubs = {e.id: hosted_stub(e.stub_source()) for e in self.catalog}
         self.quota = LEARNER_QUOTA
 
     # ------------------------------------------------------------ lookups
@@ -115,7 +116,10 @@ class Lesson:
 
     # ------------------------------------------------------------ what the page shows
     def summary(self, learner: Learner) -> dict[str, Any]:
-        passed = self.passed(learner)
+        standings = self.store.latest_standings(learner.id)
+        passed = {step: ok for step, (_, ok, _) in standings.items()}
+        latest = {step: v.id for step, v in self.store.latest_files(learner.id).items()}
+        stale = {step for step, (_, _, vid) in standings.items() if latest.get(step, vid) != vid}
         hints = {p.step: p.hints for p in self.store.progress(learner.id)}
         current = next((e for e in self.catalog if not passed.get(e.id)), None)
         return {
@@ -125,7 +129,7 @@ class Lesson:
             "checking": None,
             "warnings": [],
             "steps": [{"id": e.id, "number": e.number, "title": e.title, "file": e.file,
-                       "bonus": e.bonus, "status": _word(passed.get(e.id)),
+                       "bonus": e.bonus, "status": _word(passed.get(e.id)), "stale": e.id in stale,
                        "hints": hints.get(e.id, 0), "hints_total": len(e.hints)}
                       for e in self.catalog],
         }
@@ -144,12 +148,40 @@ class Lesson:
             "lesson_html": render.markdown(ex.lesson), "task_html": render.markdown(ex.task),
             "content": text, "version": version, "file_problem": "",
             "status": page_status(report), "attempts": progress.checks,
+            "stale": report is not None and report.version_id != version,
+            "last_report": self.last_report(learner, ex, report, version),
             "hints": [render.markdown(h) for h in ex.hints[: progress.hints]],
             "hints_total": len(ex.hints),
             "solution": self.solution(ex) if ex.id in self.store.passed_steps(learner.id) else None,
             "prev": self.catalog[i - 1].id if i > 0 else None,
             "next": self.catalog[i + 1].id if i + 1 < len(self.catalog) else None,
         }
+
+    def last_report(self, learner: Learner, ex: Exercise, row: ReportRow | None,
+                    version: str) -> dict[str, Any] | None:
+        """The step's last stored report as the page shows a check's answer, as `serve` keeps it:
+        a reload, a restart or another computer shows what the learner last saw, marked stale
+        when the code was saved again since (the header says the same)."""
+        if row is None:
+            return None
+        report = GradeReport.from_dict(row.report)
+        if not report.steps:
+            return None
+        answer = self._answer(learner, ex, report.steps[0], "")
+        return {**answer, "version": row.version_id, "checked_at": row.created,
+                "stale": row.version_id != version}
+
+    def _answer(self, learner: Learner, ex: Exercise, step: Any, extra_html: str) -> dict[str, Any]:
+        """A check's report as the page shows it: the step's results, what to do next."""
+        passed = self.passed(learner)
+        next_step = next((e for e in self.catalog if not passed.get(e.id)), None)
+        hints = next((p.hints for p in self.store.progress(learner.id) if p.step == ex.id), 0)
+        html = (render.step_html(step, audience=render.Audience.HOSTED) + extra_html
+                + render.next_html(step, hints_used=hints, hints_total=len(ex.hints),
+                                   next_step=next_step, audience=render.Audience.HOSTED))
+        return {"step": ex.id, "status": step.status.value, "passed": step.passed,
+                "diagnoses": step.diagnosis_ids, "html": html,
+                "next": next_step.id if next_step else None}
 
     @staticmethod
     def solution(ex: Exercise) -> dict[str, str]:
@@ -189,8 +221,11 @@ class Lesson:
                 "content": v.content, "version": v.id}
 
     def history(self, learner: Learner, ex: Exercise) -> list[dict[str, Any]]:
+        """The step's versions, newest first, each with the result of the check run on it."""
+        checks = {r.version_id: {"status": r.status, "passed": r.passed, "diagnoses": list(r.diagnoses)}
+                  for r in self.store.report_history() if r.learner_id == learner.id and r.step == ex.id}
         return [{"id": v.id, "created": v.created, "bytes": len(v.content.encode()),
-                 "lines": v.content.count("\n") + 1}
+                 "lines": v.content.count("\n") + 1, "check": checks.get(v.id)}
                 for v in self.store.versions(learner.id, ex.id, limit=HISTORY_LIMIT)]
 
     def restore(self, learner: Learner, ex: Exercise, version_id: Any) -> Version:
@@ -222,18 +257,11 @@ class Lesson:
                     "html": f'<p class="error">{render.esc(why)}</p>', "version": version,
                     "next": None, "seconds": result.get("seconds", 0),
                     "waited": result.get("waited", 0), "counted": False}
-        self.store.save_report(learner.id, ex.id, version, result["report"])
-        step = report.steps[0]
-        passed = self.passed(learner)
-        next_step = next((e for e in self.catalog if not passed.get(e.id)), None)
-        hints = next((p.hints for p in self.store.progress(learner.id) if p.step == ex.id), 0)
-        html = (render.step_html(step) + str(result.get("worked_html") or "")
-                + render.next_html(step, hints_used=hints, hints_total=len(ex.hints),
-                                   next_step=next_step))
-        return {"step": ex.id, "status": step.status.value, "passed": step.passed,
-                "diagnoses": step.diagnosis_ids, "html": html, "version": version,
-                "next": next_step.id if next_step else None, "seconds": result.get("seconds", 0),
-                "waited": result.get("waited", 0), "counted": True}
+        row = self.store.save_report(learner.id, ex.id, version, result["report"])
+        answer = self._answer(learner, ex, report.steps[0], str(result.get("worked_html") or ""))
+        return {**answer, "version": version, "checked_at": row.created, "stale": False,
+                "seconds": result.get("seconds", 0), "waited": result.get("waited", 0),
+                "counted": True}
 
 
 def _word(passed: bool | None) -> str:

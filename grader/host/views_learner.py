@@ -140,9 +140,11 @@ def _change(request: Request, learner: Learner, ex: Any, name: str, body: dict[s
 async def _check(request: Request, learner: Learner, ex: Any) -> Response:
     ctx = ctx_of(request)
     wait = ctx.limits.checks.allow(learner.id)
-    if wait:
-        raise Problem(429, f"You are checking very often: wait {wait:.0f} s and check again "
-                           "(your file is saved).", {"Retry-After": str(int(wait) + 1)})
+    if wait:  # retry_after: the page keeps the last report shown and checks again by itself then
+        return JSONResponse({"error": f"You are checking very often: the next check can run in "
+                                      f"{int(wait) + 1} s (your file is saved; the last report stays).",
+                             "retry_after": int(wait) + 1, "step": ex.id}, status_code=429,
+                            headers={"Retry-After": str(int(wait) + 1)})
     check_request, version_id = await run_in_threadpool(ctx.lesson.check_request, learner, ex)
     try:
         future = ctx.queue.submit(check_request)
