@@ -295,7 +295,7 @@ def test_csv_is_the_misconception_table(agg: dict[str, Any], tmp_path: Path) -> 
     assert raw.endswith("\r\n") and "\r\n" in raw[:80]  # RFC 4180 line ends
 
 
-def test_html_on_a_terminal_needs_out() -> None:
-    # CliRunner's stdout is not a TTY, so the page goes to stdout there: pipe-friendly
-    res = invoke("report", *map(str, SECTIONS))
+def test_html_goes_to_stdout_only_when_asked() -> None:
+    # `--out -` pipes the page; without --out it goes to a file (tests/test_host_export_report.py)
+    res = invoke("report", *map(str, SECTIONS), "--out", "-")
     assert res.exit_code == 0 and res.stdout.startswith("<!DOCTYPE html>")

@@ -246,10 +246,10 @@ def test_learner_page_for_a_full_pass_and_for_an_ungraded_submission() -> None:
     assert list(doc.iter("b")) == []
 
 
-@pytest.mark.parametrize("args", [["report", str(SECTIONS[0])],
-                                  ["grade", str(SUBMISSIONS / "attack_nan"), "--format", "html"]])
+@pytest.mark.parametrize("args", [["grade", str(SUBMISSIONS / "attack_nan"), "--format", "html"]])
 def test_a_page_is_not_printed_on_a_terminal(tmp_path: Path, args: list[str]) -> None:
-    """On a terminal `--out` is needed; `grade` says so before grading, not after."""
+    """On a terminal `--out` is needed; `grade` says so before grading, not after (`report`
+    writes its page to a file instead: tests/test_host_export_report.py)."""
     import pty
 
     leader, follower = pty.openpty()

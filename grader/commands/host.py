@@ -14,8 +14,11 @@ from typing import Any
 import click
 
 from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say
+from attn_practice.grader.host import class_home
 
-HOST_HELP = "Needs the host extra: pip install 'attn-practice[host]'."
+POSTGRES = ("postgresql://", "postgres://")
+
+HOST_HELP = "Needs the host extra: pip install '.[host]' in the attn-practice checkout."
 
 
 class HostGroup(click.Group):
@@ -73,9 +76,13 @@ def host() -> None:
 @click.option("--forwarded-allow-ips", default=None, metavar="ADDRS",
               help="Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For "
                    "is believed; default: none (docs/hosting-security.md).")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="Append one logfmt line per request and per check here (the "
+              "terminal shows only warnings and a summary a minute).")
 def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | None, db: str | None,
           dask_address: str | None, jobs: int | None, ask_student_id: bool | None,
-          tls_cert: Path | None, tls_key: Path | None, forwarded_allow_ips: str | None) -> int:
+          tls_cert: Path | None, tls_key: Path | None, forwarded_allow_ips: str | None,
+          log_file: Path | None) -> int:
     """Serve the class (the default when no subcommand is named)."""
     _need_extra()
     from attn_practice.grader.host.server import (
@@ -87,17 +94,22 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
 
     if (tls_cert is None) != (tls_key is None):
         raise Problem("--tls-cert and --tls-key go together.")
-    config = HostConfig(data_dir=data_dir or Path(DEFAULT_DIR), course=course, bind=bind,
-                        port=DEFAULT_PORT if port is None else port, db=db, dask=dask_address,
+    if log_file is not None:
+        _writable_log(log_file)
+    folder = data_dir or Path(DEFAULT_DIR)
+    place = class_home.where(folder, db, must_exist=False)
+    config = HostConfig(data_dir=folder, course=course, bind=bind,
+                        port=DEFAULT_PORT if port is None else port, db=place.url, dask=dask_address,
                         jobs=jobs, ask_student_id=ask_student_id, tls_cert=tls_cert, tls_key=tls_key,
-                        forwarded_allow_ips=_proxies(forwarded_allow_ips))
+                        forwarded_allow_ips=_proxies(forwarded_allow_ips), log_file=log_file)
     try:
         hosted = HostedClass(config)
     except _unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
-        raise Problem(str(exc)) from None
+        raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
     except OSError as exc:
         raise Problem(f"cannot host on {bind}:{config.port}: {exc.strerror or exc}. Pick another "
                       "port with --port N (0: any free one).") from None
+    class_home.record(config.data_dir, db)  # export, backup, a restart: the same database
     try:
         _announce(hosted, config)
         hosted.serve()
@@ -139,7 +151,11 @@ def _announce(hosted: Any, config: Any) -> None:
     if not is_loopback(config.bind) and config.tls_cert is None:
         say(f"warning: serving plain HTTP on {config.bind}: secrets and code cross the network unencrypted. "
             "Put it behind a TLS reverse proxy (README: Hosting a class) or pass --tls-cert/--tls-key.")
-    say(f"Class data: {config.data_dir.resolve()}   (Ctrl-C stops; nothing saved is lost)")
+    where = f"PostgreSQL at {class_home.without_password(config.db)}, noted in " if config.db else ""
+    say(f"Class data: {where}{config.data_dir.resolve()}   (Ctrl-C stops; nothing saved is lost)")
+    say("From now on: warnings, and one summary line a minute while learners work"
+        + (f"; every request and check in {config.log_file}." if config.log_file else
+           " (--log FILE keeps a line per request and check)."))
 
 
 @host.command("export")
@@ -155,11 +171,15 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
     from attn_practice.grader.course import load_course
     from attn_practice.grader.host import export
 
+    try:
+        given = load_course(course, check_suites=False) if course else None
+    except _unavailable(None) as exc:  # a course file it cannot use
+        raise Problem(str(exc)) from None
     store = _open(data_dir, db)
     try:
-        path = course or _stored_course(store)
-        text = export.render(export.class_reports(
-            store, load_course(path, check_suites=False) if path else None), export.ExportFormat(fmt))
+        path = None if given else _stored_course(store)
+        text = export.export_text(store, given or (load_course(path, check_suites=False) if path else None),
+                                  export.ExportFormat(fmt))
     except _unavailable(None) as exc:  # a course file it cannot use, the database away
         raise Problem(str(exc)) from None
     finally:
@@ -177,11 +197,18 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
 @host.command("backup")
 @click.argument("data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
-def backup_cmd(data_dir: Path, out: Path) -> int:
+@click.option("--db", default=None, metavar="URL")
+def backup_cmd(data_dir: Path, out: Path, db: str | None) -> int:
     """A consistent copy of the class's database, safe while the class runs."""
     from attn_practice.grader.host import export
 
-    store = _open(data_dir, None)
+    place = _where(data_dir, db)
+    if place.url and place.url.startswith(POSTGRES):
+        url = class_home.without_password(place.url)
+        raise Problem(f"the class in {data_dir} lives in PostgreSQL ({url}): back it up with "
+                      f"pg_dump --format=custom --file {out} '{url}' (host backup copies a class "
+                      "kept in SQLite).")
+    store = _open(data_dir, db)
     try:
         export.backup(store, out)
     except (FileExistsError, ValueError) as exc:
@@ -204,11 +231,14 @@ def set_password_cmd(data_dir: Path, db: str | None) -> int:
                             err=True)
     if len(password) < MIN_PASSWORD:
         raise Problem(f"the password needs at least {MIN_PASSWORD} characters.")
+    place = class_home.where(data_dir, db, must_exist=False)
     try:
-        set_password(data_dir, db, password)
+        set_password(data_dir, place.url, password)
     except _unavailable(None) as exc:
-        raise Problem(str(exc)) from None
-    say("Password set: sign in at /teach.")
+        raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
+    class_home.record(data_dir, db)
+    where = f" (the class in PostgreSQL at {class_home.without_password(place.url)})" if place.url else ""
+    say(f"Password set{where}: sign in at /teach.")
     return EXIT_PASSED
 
 
@@ -225,13 +255,31 @@ def _unavailable(dask_address: str | None) -> tuple[type[BaseException], ...]:
     return kinds
 
 
+def _where(data_dir: Path, db: str | None) -> class_home.Where:
+    """Where the class kept in `data_dir` lives; a folder with no class is refused, never made one."""
+    try:
+        return class_home.where(data_dir, db, must_exist=True)
+    except class_home.NoClass as exc:
+        raise Problem(str(exc)) from None
+
+
 def _open(data_dir: Path, db: str | None) -> Any:
     from attn_practice.grader.host.server import open_data
 
+    place = _where(data_dir, db)
     try:
-        return open_data(data_dir, db)
+        return open_data(data_dir, place.url)
     except _unavailable(None) as exc:
-        raise Problem(str(exc)) from None
+        raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
+
+
+def _writable_log(path: Path) -> None:
+    """Refuse an unusable --log FILE before anything is printed (not after the links)."""
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise Problem(f"--log {path}: cannot write there ({exc.strerror or exc}).") from None
 
 
 def _stored_course(store: Any) -> Path | None:

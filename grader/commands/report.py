@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from attn_practice.grader.commands.common import EXIT_PASSED, Problem, exit_with, warn
+from attn_practice.grader.commands.common import EXIT_PASSED, Problem, exit_with, say, warn
 
 if TYPE_CHECKING:
     from attn_practice.grader.results import GradeReport
@@ -27,8 +27,9 @@ REPORT_FORMATS = ["html", "json", "csv"]
 @click.command("report")
 @click.argument("results", nargs=-1, required=True,
                 type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write to FILE (html: required on a terminal).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+              help="Write to FILE ('-': stdout). Default: json and csv to stdout; html to "
+              "NAME.html in this folder, NAME the first RESULTS file's.")
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="html",
               show_default=True, help="html: the class page; json: the aggregates; "
               "csv: the misconception table.")
@@ -39,7 +40,9 @@ def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str, or
     """What the class got wrong, from the JSON that `grade --format json` wrote.
 
     Reads one or more RESULTS files (each one report object or an array of
-    them) and never re-grades. All reports must come from one course.
+    them) and never re-grades. All reports must come from one course. An
+    export of a hosted class (`host export`) also gives every mistake met
+    during the session, fixed or not (`diagnoses_met`).
 
     \b
     Examples:
@@ -54,16 +57,33 @@ def report(results: tuple[Path, ...], out: Path | None, fmt: str, title: str, or
     except ClassReportError as exc:
         raise Problem(str(exc)) from None
     warn(warnings)
-    write(render_members(members, fmt, title=title, order=order), out, fmt)
+    from attn_practice.grader.staff.session_history import read_histories
+
+    text = render_members(members, fmt, title=title, order=order, history=read_histories(results))
+    if fmt == "html" and out is None:
+        out = page_beside(results)
+        write(text, out, fmt)
+        say(f"Wrote the class report to {out}: open it in a browser (--out FILE chooses where).")
+    else:
+        write(text, None if out == Path("-") else out, fmt)
     exit_with(EXIT_PASSED)
 
 
-def render_members(members: Sequence[Any], fmt: str, *, title: str = "", order: str = "given") -> str:
-    """The text of one class report format from loaded members."""
+def page_beside(results: Sequence[Path]) -> Path:
+    """Where `report` puts the page when no --out is given: NAME.html in the current folder."""
+    first = Path(results[0])
+    out = Path.cwd() / f"{first.stem}.html"
+    taken = {Path(r).resolve() for r in results}
+    return out.with_name(f"{first.stem}-report.html") if out.resolve() in taken else out
+
+
+def render_members(members: Sequence[Any], fmt: str, *, title: str = "", order: str = "given",
+                   history: Any = None) -> str:
+    """The text of one class report format from loaded members (`history`: a hosted session's)."""
     from attn_practice import __version__
     from attn_practice.grader.staff.class_report import aggregate, misconception_csv
 
-    agg = aggregate(members, sort=order)
+    agg = aggregate(members, sort=order, history=history)
     if fmt == "json":
         return json.dumps(agg, indent=2, ensure_ascii=False)
     if fmt == "csv":

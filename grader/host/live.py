@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,12 +58,40 @@ class LiveHub:
         with contextlib.suppress(StoreUnavailable):
             self.cursor = await run_in_threadpool(self.store.last_event_id)
         self._task = asyncio.create_task(self._poll())
+        self._hear_shutdown()
 
-    async def stop(self) -> None:
+    def _hear_shutdown(self) -> None:
+        """End every stream as soon as SIGINT/SIGTERM arrives, not after the server's grace.
+
+        The server waits for open responses before its shutdown (and the
+        lifespan's `stop`) runs; an event stream never ends by itself, so
+        each would be cancelled at the end of the grace period, with a
+        CancelledError traceback apiece. The server's own signal handlers
+        (installed before the lifespan starts) still run, after ours.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return  # an app served in a thread (tests): its owner stops it
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            before = signal.getsignal(sig)
+            if not callable(before):
+                continue
+
+            def heard(signum: int, frame: Any, before: Any = before) -> None:
+                loop.call_soon_threadsafe(self.end_streams)
+                before(signum, frame)
+
+            signal.signal(sig, heard)
+
+    def end_streams(self) -> None:
+        """Stop taking streams and end the open ones now (the pages reconnect to the next server)."""
         self._stopping.set()
         for sub in list(self.subscribers):
             with contextlib.suppress(asyncio.QueueFull):
                 sub.queue.put_nowait(None)
+
+    async def stop(self) -> None:
+        self.end_streams()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

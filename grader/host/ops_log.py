@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, TextIO
 
 log = logging.getLogger("attn_practice.host.ops")
@@ -32,6 +33,7 @@ log = logging.getLogger("attn_practice.host.ops")
 #: check latency histogram bounds, seconds (a lone check takes about one second)
 CHECK_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 UNMATCHED = "unmatched"
+FORMAT = "%(asctime)s attn-practice[%(process)d] %(message)s"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./{}:")
 
 
@@ -210,8 +212,35 @@ def configure(stream: TextIO | None = None, level: int = logging.INFO) -> loggin
     secrets here; the host turns those off and relies on these lines.
     """
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s attn-practice[%(process)d] %(message)s"))
+    handler.setFormatter(logging.Formatter(FORMAT))
     log.addHandler(handler)
     log.setLevel(level)
     log.propagate = False
     return handler
+
+
+def configure_host(log_file: Path | None = None, stream: TextIO | None = None) -> list[logging.Handler]:
+    """The host's logging: the terminal (`stream`, stderr) gets warnings, errors and at most one
+    summary line a minute; `log_file`, when given, every request and check line (logfmt).
+
+    Raises OSError when the log file cannot be opened (the caller says so before serving).
+    """
+    from attn_practice.grader.host.ops_terminal import Summary, SummaryPrinter, quiet_shutdown
+
+    out = stream or sys.stderr
+    terminal = logging.StreamHandler(out)
+    terminal.setLevel(logging.WARNING)
+    terminal.setFormatter(logging.Formatter(FORMAT))
+    summary = Summary()
+    handlers: list[logging.Handler] = [terminal, summary]
+    if log_file is not None:
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+        to_file.setFormatter(logging.Formatter(FORMAT))
+        handlers.append(to_file)
+    for h in handlers:
+        log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    SummaryPrinter(summary, out).start()
+    quiet_shutdown()
+    return handlers

@@ -133,7 +133,7 @@ class HostedClass:
         from attn_practice.grader.host.app import build_app
         from attn_practice.grader.host.connections import ConnectionGuard, guarded_protocol
 
-        ops_log.configure()  # one line per request class and per check, never a URL or code
+        ops_log.configure_host(self.config.log_file)  # the terminal: warnings and a summary a minute
         extra: dict[str, Any] = {}
         if self.config.tls_cert:
             extra = {"ssl_certfile": str(self.config.tls_cert),

@@ -205,7 +205,7 @@ def export_file(request: Request) -> Response:
         fmt = export.ExportFormat(request.path_params["fmt"])
     except ValueError:
         raise Problem(404, "export as export.json or export.csv.") from None
-    text = export.render(export.class_reports(ctx.store, ctx.course), fmt)
+    text = export.export_text(ctx.store, ctx.course, fmt)
     media = "text/csv; charset=utf-8" if fmt is export.ExportFormat.CSV else "application/json"
     return Response(text, media_type=media,
                      headers={"Content-Disposition": f'attachment; filename="class.{fmt.value}"'})

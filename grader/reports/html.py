@@ -200,7 +200,7 @@ def render_class(agg: dict[str, Any], reports: Sequence[GradeReport], *, title: 
     body = [f"<header><h1>{esc(title)}</h1><p class=\"meta\">Course: {esc(agg.get('course', ''))}"
             + (f" · {esc(generator)}" if generator else "") + "</p></header>",
             _headline(h, agg.get("top_mistakes", ())), _charts(agg), _misconceptions(agg),
-            _undiagnosed(agg), _tests(agg), _submissions(agg, reports)]
+            _session_mistakes(agg), _undiagnosed(agg), _tests(agg), _submissions(agg, reports)]
     return page(title, "\n".join(body), script=SCRIPT)
 
 
@@ -292,6 +292,30 @@ def _misconceptions(agg: dict[str, Any]) -> str:
                        f'{_names(d["submissions"])}</td></tr>')
         out.append("</tbody></table>")
     out.append("</section>")
+    return "".join(out)
+
+
+def _session_mistakes(agg: dict[str, Any]) -> str:
+    """A hosted session's export: every mistake met during it, beside those still open at the end."""
+    met = agg.get("diagnoses_met")
+    if met is None:
+        return ""
+    out = ['<section id="diagnoses-met"><h2>Mistakes met during the session</h2>'
+           '<p class="dim">Every known mistake a check named during the session, fixed since or '
+           'not: the misconceptions above are only those still open at the end.</p>']
+    if not met:
+        out.append("<p>No check during the session named a known mistake.</p></section>")
+        return "".join(out)
+    out.append('<table><thead><tr><th>mistake</th><th class="n">met it</th><th class="n">fixed</th>'
+               '<th class="n">still open</th><th>who</th></tr></thead><tbody>')
+    for did, d in met.items():
+        steps = ", ".join(d.get("steps", ()))
+        out.append(f'<tr data-id="{esc(did)}"><td><code>{esc(did)}</code><br><b>{prose(d["title"])}</b>'
+                   + (f'<br><span class="dim">{esc(steps)}</span>' if steps else "")
+                   + f'</td><td class="n count">{d["count"]}</td><td class="n fixed">{len(d["fixed"])}</td>'
+                   f'<td class="n open">{len(d["still_open"])}</td><td class="who">'
+                   f'{_names(d["submissions"])}</td></tr>')
+    out.append("</tbody></table></section>")
     return "".join(out)
 
 

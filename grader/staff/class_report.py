@@ -50,6 +50,7 @@ from attn_practice.grader.staff.class_input import (
     load_members,
     member_from_dict,
 )
+from attn_practice.grader.staff.session_history import History, diagnoses_met
 
 __all__ = ["ClassReportError", "EmptyClass", "Member", "MixedCourses", "NotAGradeReport",
            "aggregate", "from_reports", "histogram", "load_members", "misconception_csv"]
@@ -77,13 +78,15 @@ def from_reports(reports: Iterable[GradeReport]) -> list[Member]:
 
 
 def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]] | None = None,
-              sort: str = "given") -> dict[str, Any]:
+              sort: str = "given", history: History | None = None) -> dict[str, Any]:
     """The §6 aggregates as plain JSON-ready data (the page renders exactly these numbers).
 
     `catalogue` maps a diagnosis id to its title/explanation/nudge, for ids a
     report names without its words; by default `reference.mistakes`. `sort`:
     "given" keeps the submissions as read; "score" lists the lowest score first
-    (then by name), the ones to look at first after a deadline.
+    (then by name), the ones to look at first after a deadline. `history` (a
+    hosted session's, by submission label) adds `diagnoses_met`: every mistake
+    met during the session, fixed or not (`session_history`).
     """
     n = len(members)
     scores = [m.score for m in members]
@@ -160,7 +163,15 @@ def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]]
     for (_, did), labels in diag.items():
         anywhere[did].update(labels)
     top = sorted(anywhere.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:TOP_MISTAKES]
-    return {
+    session: dict[str, Any] = {}
+    if history is not None:
+        met_ids = {d for checks in history.values() for c in checks for d in c.get("diagnoses", ())}
+        unnamed = met_ids - set(words)
+        if unnamed:
+            words.update({i: w for i, w in (catalogue if catalogue is not None
+                                            else _catalogue()).items() if i in unnamed})
+        session["diagnoses_met"] = diagnoses_met(history, anywhere, words)
+    return {**{
         "schema": CLASS_SCHEMA,
         "headline": {
             "submissions": n,
@@ -190,7 +201,7 @@ def aggregate(members: Sequence[Member], *, catalogue: dict[str, dict[str, str]]
             "steps": {s.id: s.status.value for s in m.report.steps},
             "diagnoses": {s.id: s.diagnosis_ids for s in m.report.steps if s.diagnoses},
         } for m in (sorted(members, key=lambda m: (m.score, m.label)) if sort == "score" else members)],
-    }
+    }, **session}
 
 
 def _signature(step: Any) -> tuple[str, str, str]:

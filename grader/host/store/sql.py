@@ -34,11 +34,14 @@ from attn_practice.grader.host.store.sql_integrity import IntegrityMethods, clai
 from attn_practice.grader.host.store.sql_lti import LtiMethods
 
 T = TypeVar("T")
+
 #: UTF-8 bytes of a learner's versions (LENGTH counts characters in both databases)
 LEARNER_BYTES = {
     q.Dialect.SQLITE: "SELECT COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) FROM versions WHERE learner_id = ?",
     q.Dialect.POSTGRES: "SELECT COALESCE(SUM(OCTET_LENGTH(content)), 0) FROM versions WHERE learner_id = ?",
 }
+REPORT_HISTORY = ("SELECT learner_id, step, status, passed, version_id, diagnoses, created FROM reports "
+                  "ORDER BY learner_id, created, seq")
 
 
 class Tx(Protocol):
@@ -193,6 +196,11 @@ class SqlStore(IntegrityMethods, LtiMethods):
         """step -> (status, passed, version id) of the learner's latest report: no report parsed."""
         return {r[0]: (r[1], bool(r[2]), r[3])
                 for r in self._read(q.LATEST_STANDINGS, (learner_id,))}
+
+    def report_history(self) -> list[StandingRow]:
+        """Every check of the class, without the reports' bodies: per learner, oldest first."""
+        return [StandingRow(r[0], r[1], r[2], bool(r[3]), r[4], tuple(json.loads(r[5])), float(r[6]))
+                for r in self._read(REPORT_HISTORY)]
 
     def passed_steps(self, learner_id: str) -> set[str]:
         """Steps the learner has passed at some check (the solution stays shown after that)."""
