@@ -58,6 +58,14 @@ def refused(b, platform: Platform, tool: str, user: str, mode: str, words: str) 
     assert "not signed in" in b.page_source, (mode, b.page_source[:300])
 
 
+def grid_cell(d, name: str, step: str) -> str | None:
+    return d.execute_script(
+        "for (const tr of document.querySelectorAll('#grid tbody tr')) {"
+        "  const th = tr.querySelector('th'); if (th && th.textContent.startsWith(arguments[0])) {"
+        "    const td = tr.querySelector(`td[data-step=\"${arguments[1]}\"]`);"
+        "    return td ? td.dataset.standing : null; } } return null;", name, step)
+
+
 def set_editor(b, text: str) -> None:
     b.execute_script("const t = document.getElementById('code'); t.value = arguments[0];"
                      "t.dispatchEvent(new Event('input', {bubbles: true}));", text)
@@ -107,7 +115,14 @@ def test_learners_and_an_instructor_launch_and_every_bad_launch_is_refused(tmp_p
                              timeout=60, message="the instructor did not land on the instructor page")
             assert "key=" not in teacher.current_url
             teacher.wait_for(lambda d: "Ann Lee" in d.find_element("id", "grid").text)
-            assert teacher.execute_script("return document.body.innerText").count("Ann Lee") >= 1
+            # the roster (NRPS) brings the course's learners who never launched into the grid
+            teacher.wait_for(lambda d: d.find_element("id", "lti-roster").is_displayed())
+            teacher.find_element("id", "lti-roster").click()
+            teacher.wait_for(lambda d: "4 learners, 3 new" in d.find_element("id", "lti-say").text,
+                             message="the roster import did not say what it added")  # Ann was known
+            teacher.wait_for(lambda d: grid_cell(d, "Cal Roster", "step1") == "not started", timeout=30,
+                             message="the imported learner is not in the grid as not started")
+            assert "Dr. Tess Teacher" not in teacher.find_element("id", "grid").text  # staff are no learners
 
         with browser() as eve:
             refused(eve, platform, h.base, "eve", "other_key", "signature does not verify")
@@ -165,6 +180,11 @@ def test_scores_reach_the_gradebook_once_and_in_order_across_a_503_and_a_kill_9(
                 platform.refuse_scores = True
             check(ann, h.base, implementation("step1", "wrong_elementwise_product"), "failed")
             assert wait_until(lambda: platform.refused_scores, timeout=60), "the new score was never tried"
+            with browser() as teacher:  # the instructor sees it waiting, with the platform's answer
+                launch(teacher, platform, "teacher")
+                teacher.wait_for(lambda d: "HTTP 503" in d.find_element("id", "lti-unsent").text,
+                                 timeout=60, message="the failing score is not shown to the instructor")
+                assert "Ann Lee" in teacher.find_element("id", "lti-unsent").text
             h.kill9()
             h = tool_for(platform, data, port=h.port)
             tried = len(platform.refused_scores)
