@@ -150,7 +150,7 @@ def _announce(hosted: Any, config: Any) -> None:
     sys.stdout.flush()
     if not is_loopback(config.bind) and config.tls_cert is None:
         say(f"warning: serving plain HTTP on {config.bind}: secrets and code cross the network unencrypted. "
-            "Put it behind a TLS reverse proxy (README: Hosting a class) or pass --tls-cert/--tls-key.")
+            "Put it behind a TLS reverse proxy (docs/hosting.md) or pass --tls-cert/--tls-key.")
     where = f"PostgreSQL at {class_home.without_password(config.db)}, noted in " if config.db else ""
     say(f"Class data: {where}{config.data_dir.resolve()}   (Ctrl-C stops; nothing saved is lost)")
     say("From now on: warnings, and one summary line a minute while learners work"
