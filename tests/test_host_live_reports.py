@@ -31,13 +31,19 @@ def _resume(h: HostProcess, link: str):
     return c
 
 
+def _saved_wrong(h: HostProcess, name: str):
+    """A learner who joined and saved step 2 with the scale-by-dk mistake: (client, headers, link)."""
+    c, token, link = h.join(name)
+    headers = {"X-Attn-Token": token}
+    assert c.post("/api/step/step2/save", json={"content": WRONG, "base": ""},
+                  headers=headers).status_code == 200
+    return c, headers, link
+
+
 def test_reload_restart_and_resume_keep_the_last_report(tmp_path):
     h = HostProcess(tmp_path / "class")
     try:
-        c, token, link = h.join("Ann")
-        headers = {"X-Attn-Token": token}
-        assert c.post("/api/step/step2/save", json={"content": WRONG, "base": ""},
-                      headers=headers).status_code == 200
+        c, headers, link = _saved_wrong(h, "Ann")
         checked = c.post("/api/step/step2/check", json={}, headers=headers).json()
         assert checked["status"] == "failed" and "scale-by-dk" in checked["diagnoses"]
         assert checked["stale"] is False and checked["checked_at"] > 0
@@ -69,9 +75,7 @@ def test_reload_restart_and_resume_keep_the_last_report(tmp_path):
 def test_a_report_of_older_code_comes_back_marked_stale(tmp_path):
     h = HostProcess(tmp_path / "class")
     try:
-        c, token, link = h.join("Ben")
-        headers = {"X-Attn-Token": token}
-        c.post("/api/step/step2/save", json={"content": WRONG, "base": ""}, headers=headers)
+        c, headers, link = _saved_wrong(h, "Ben")
         assert c.post("/api/step/step2/check", json={}, headers=headers).json()["status"] == "failed"
         saved = c.post("/api/step/step2/save", json={"content": RIGHT, "base": None}, headers=headers)
         assert saved.status_code == 200
@@ -96,9 +100,7 @@ def test_a_report_of_older_code_comes_back_marked_stale(tmp_path):
 def test_checking_too_often_keeps_the_report_and_says_when_to_check_again(tmp_path):
     h = HostProcess(tmp_path / "class")
     try:
-        c, token, _ = h.join("Cam")
-        headers = {"X-Attn-Token": token}
-        c.post("/api/step/step2/save", json={"content": WRONG, "base": ""}, headers=headers)
+        c, headers, _ = _saved_wrong(h, "Cam")
         answers = [c.post("/api/step/step2/check", json={}, headers=headers) for _ in range(6)]
         refused = [r for r in answers if r.status_code == 429]
         assert refused, "six checks in a row were all allowed: the limit is not exercised"

@@ -144,3 +144,32 @@ def test_the_summary_line_says_a_minute_in_one_line():
     assert "2 learners checked" in text and "3 checks (2 passed, 1 failed)" in text
     assert "8 requests" in text and "1 refused" in text
     assert summary.line() is None  # counted once
+
+
+def test_uvicorns_shutdown_noise_becomes_one_plain_line():
+    """A request cancelled when the grace period ends (a check still running) is one warning
+    line, never uvicorn's CancelledError traceback."""
+    import asyncio
+    import io
+    import logging
+
+    from attn_practice.grader.host.ops_terminal import ShutdownNoise
+
+    logger = logging.getLogger("test-uvicorn-error")
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    logger.addFilter(ShutdownNoise())
+    logger.propagate = False
+    try:
+        logger.error("Cancel %s running task(s), timeout graceful shutdown exceeded", 2)
+        try:
+            raise asyncio.CancelledError("Task cancelled, timeout graceful shutdown exceeded")
+        except asyncio.CancelledError:
+            logger.error("Exception in ASGI application\n", exc_info=True)
+    finally:
+        logger.removeHandler(handler)
+    text = out.getvalue()
+    assert "Traceback" not in text and "CancelledError" not in text and "ERROR" not in text
+    assert len(text.splitlines()) == 2 and "nothing saved is lost" in text

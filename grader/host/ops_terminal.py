@@ -109,11 +109,17 @@ class ShutdownNoise(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, asyncio.CancelledError):
-            record.msg, record.args, record.exc_info, record.exc_text = (
-                "a request still open at shutdown was stopped (its page reconnects to the next "
-                "server; nothing saved is lost)", (), None, None)
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            self._plain(record, "a request still open at shutdown was stopped (its page reconnects "
+                                "to the next server; nothing saved is lost)")
+        elif "timeout graceful shutdown exceeded" in str(record.msg):
+            self._plain(record, "stopping: requests still running were cut short (nothing saved "
+                                "is lost)")
         return True
+
+    @staticmethod
+    def _plain(record: logging.LogRecord, text: str) -> None:
+        record.msg, record.args, record.exc_info, record.exc_text = text, (), None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
 
 
 def quiet_shutdown() -> None:
