@@ -121,7 +121,7 @@ def temporary_security() -> Iterator[Any]:
             creds = write_credentials(folder)
         except ImportError as exc:
             raise SecurityError("--dask local needs the 'cryptography' package for its TLS credentials: "
-                                "pip install 'attn-practice[dask]'") from exc
+                                "pip install '.[dask]' in the attn-practice checkout") from exc
         yield security_for(creds)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Grade a class on a Dask cluster (optional extra: `pip install 'attn-practice[dask]'`).
+"""Grade a class on a Dask cluster (optional extra: `pip install '.[dask]' in the attn-practice checkout`).
 
 Workers need not share a filesystem with the client, so a submission travels
 as a payload of file names and bytes (regular files only, size-bounded, no
@@ -27,7 +27,7 @@ from attn_practice.grader.sandbox import submission
 #: Bounds on what one submission may ship to a worker (see `submission.remote_payload`).
 MAX_FILE_BYTES = submission.MAX_FILE_BYTES
 MAX_TOTAL_BYTES = submission.MAX_TOTAL_BYTES
-NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
+NO_DASK = "Dask is not installed: pip install '.[dask]' in the attn-practice checkout"
 
 
 def submission_payload(path: str | os.PathLike[str]) -> dict[str, Any]:

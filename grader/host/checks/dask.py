@@ -32,7 +32,7 @@ from attn_practice.grader.host.checks import work
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
 from attn_practice.grader.host.checks.local import grader_failed
 
-NO_DASK = "Dask is not installed: pip install 'attn-practice[dask]'"
+NO_DASK = "Dask is not installed: pip install '.[dask]' in the attn-practice checkout"
 LOCAL = "local"
 #: Submissions of one check (the scheduler's own re-runs after a worker death come on top).
 ATTEMPTS = 2

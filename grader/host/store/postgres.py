@@ -55,7 +55,7 @@ from attn_practice.grader.host.store.sql import SqlStore
 
 T = TypeVar("T")
 
-NO_PSYCOPG = "PostgreSQL support is not installed: pip install 'attn-practice[host]'"
+NO_PSYCOPG = "PostgreSQL support is not installed: pip install '.[host]' in the attn-practice checkout"
 #: Seconds a request waits for a pooled connection before it is told the database is away.
 DEFAULT_TIMEOUT = 2.0
 #: The same wait while the database is already known to be away (answer 503 quickly).
