@@ -43,7 +43,7 @@ STREAMS_PER_LEARNER = 4
 #: requests one browser (session cookie) may have in flight at once; the rest 429 at once
 REQUESTS_PER_BROWSER = 8
 #: seconds a join from a busy address may wait for its turn before it is told to retry
-MAX_JOIN_WAIT = 20.0
+MAX_JOIN_WAIT = 30.0  # under a reverse proxy's usual 60 s read timeout
 
 
 def too_busy(message: str, wait: float) -> Problem:
@@ -161,8 +161,8 @@ class Limits:
     """One process's share of every bound (with several processes, each allows its share)."""
 
     secrets: RateLimiter = field(default_factory=lambda: Bucket(burst=10, per_second=0.2))
-    # a whole class behind one NAT joins within a minute or two; a flood from there is paced
-    joins: Pacer = field(default_factory=lambda: Pacer(burst=60, per_second=4.0))
+    # a whole lab behind one NAT joins at once; a flood from there is paced, 5 a second
+    joins: Pacer = field(default_factory=lambda: Pacer(burst=200, per_second=5.0))
     checks: RateLimiter = field(default_factory=lambda: RateLimiter(burst=3, per_second=0.25))
     #: every learner write: saves, restores, resets, hints
     saves: RateLimiter = field(default_factory=lambda: RateLimiter(burst=40, per_second=2.0))
