@@ -59,8 +59,10 @@ def _auto_form(action: str, fields: dict[str, str], submit: bool = True) -> byte
 
 
 class Platform:
-    def __init__(self, client_id: str = "attn-tool", deployment_id: str = "deployment-1"):
+    def __init__(self, client_id: str = "attn-tool", deployment_id: str = "deployment-1",
+                 token_audience: str = ""):
         self.client_id, self.deployment_id = client_id, deployment_id
+        self.token_audience = token_audience  # what the assertion's aud must be (else the token URL)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.tool_base = ""  # the tool's base URL (set once the tool runs)
@@ -71,6 +73,7 @@ class Platform:
         self.refused_scores: list[dict[str, Any]] = []
         self.refuse_scores = False
         self.token_requests: list[dict[str, Any]] = []
+        self.token_refusals: list[str] = []
         self.held: dict[str, str] = {}
         self.lineitems: list[dict[str, Any]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -100,7 +103,8 @@ class Platform:
     def register_args(self) -> list[str]:
         return ["--issuer", self.issuer, "--client-id", self.client_id, "--auth-url", self.auth_url,
                 "--token-url", self.token_url, "--jwks-url", self.jwks_url,
-                "--deployment-id", self.deployment_id]
+                "--deployment-id", self.deployment_id] + (
+                    ["--token-audience", self.token_audience] if self.token_audience else [])
 
     def start_url(self, user: str, mode: str = "ok") -> str:
         return f"{self.base}/start?{urlencode({'user': user, 'mode': mode})}"
@@ -136,6 +140,20 @@ class Platform:
             claims["aud"] = claims["azp"] = "another-tool"
         elif mode == "unknown_deployment":
             claims[LTI + "deployment_id"] = "deployment-nobody-registered"
+        elif mode == "no_sub":
+            del claims["sub"]
+        elif mode == "wrong_type":
+            claims[LTI + "message_type"] = "LtiDeepLinkingRequest"
+        elif mode == "wrong_version":
+            claims[LTI + "version"] = "1.1"
+        elif mode == "wrong_azp":
+            claims["aud"], claims["azp"] = [self.client_id, "another-tool"], "another-tool"
+        elif mode == "skewed":  # the platform's clock 45 s ahead, 30 s behind on exp: within a minute
+            claims["iat"], claims["exp"] = now + 45, now - 30
+        elif mode == "future":
+            claims["iat"] = now + 600
+        elif mode == "no_lineitem":  # the tool may create its own line item
+            del claims[AGS]["lineitem"]
         return jwt.encode(claims, key, algorithm="RS256", headers={"kid": KID})
 
     # -------------------------------------------------------------- HTTP
@@ -212,7 +230,7 @@ class Platform:
                     nonce = q["nonce"]
                     if mode == "replay_nonce":
                         nonce = platform.used_nonces[-1]
-                    elif mode in ("ok", "hold"):
+                    elif mode in ("ok", "hold", "skewed", "no_lineitem"):
                         platform.used_nonces.append(nonce)
                 fields = {"id_token": platform.id_token(q["login_hint"], mode, nonce), "state": q["state"]}
                 if mode == "hold":
@@ -244,16 +262,18 @@ class Platform:
                     kid = jwt.get_unverified_header(assertion)["kid"]
                     keys = jwt.PyJWKClient(f"{platform.tool_base}/lti/jwks", cache_jwk_set=False)
                     key = keys.get_signing_key(kid).key
-                    got = jwt.decode(assertion, key, algorithms=["RS256"], audience=platform.token_url,
+                    got = jwt.decode(assertion, key, algorithms=["RS256"], audience=platform.token_audience or platform.token_url,
                                      options={"require": ["iss", "sub", "aud", "iat", "exp", "jti"]})
                     assert got["iss"] == got["sub"] == platform.client_id, "iss/sub"
                     assert got["exp"] - got["iat"] <= 3600, "a long-lived assertion"
                 except (AssertionError, KeyError, jwt.PyJWTError) as exc:
+                    with platform.lock:
+                        platform.token_refusals.append(repr(exc))
                     return self._json(401, {"error": "invalid_client", "why": repr(exc)})
                 token = secrets.token_urlsafe(16)
                 with platform.lock:
                     platform.token_requests.append({"token": token, "scope": form.get("scope", ""),
-                                                    "jti": got["jti"]})
+                                                    "jti": got["jti"], "kid": kid})
                 self._json(200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600,
                                  "scope": form.get("scope", "")})
 
