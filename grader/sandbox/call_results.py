@@ -6,6 +6,7 @@ only catch a `LearnerError` or read a `CallResult` need not import the sandbox c
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -15,19 +16,36 @@ from attn_practice.grader.results import CarriesFailure, Failure, FailureKind
 
 
 class Budget:
-    """Wall-clock seconds shared by every step of one submission.
+    """Seconds shared by every step of one submission: in the learner's code, and in all.
 
     Pass the same `Budget` to each `Learner` of a submission; once it is
-    spent, every later load or call fails at once with a timeout.
+    spent, every later load or call fails at once with a timeout. Two
+    bounds: `seconds` of the learner's code (wall clock, sleeping counted),
+    and `wall` seconds since the budget was made, the grader's own work
+    included (examples drawn, answers checked): a submission's whole grading
+    ends within about that long, whatever it does (issue 40).
     """
 
-    def __init__(self, seconds: float):
+    #: the whole grading may take this many times the learner's share
+    WALL_FACTOR = 2.0
+
+    def __init__(self, seconds: float, wall: float | None = None):
         self.seconds = float(seconds)
+        self.wall = float(wall) if wall is not None else self.seconds * self.WALL_FACTOR
+        self.started = time.monotonic()
         self.used = 0.0
 
     @property
+    def over_wall(self) -> bool:
+        return time.monotonic() - self.started > self.wall
+
+    @property
     def exhausted(self) -> bool:
-        return self.used > self.seconds
+        return self.used > self.seconds or self.over_wall
+
+    @property
+    def remaining(self) -> float:
+        return min(self.seconds - self.used, self.wall - (time.monotonic() - self.started))
 
     def charge(self, seconds: float) -> None:
         self.used += max(0.0, seconds)

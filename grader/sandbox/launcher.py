@@ -31,20 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from attn_practice.grader.sandbox import prestart, protocol
+from attn_practice.grader.sandbox.deaths import death_message
 from attn_practice.grader.sandbox.submission import copy_submission, write_files
 
 GiB = 1024**3
 #: The uid range used for sandboxes when the grader runs as root.
 SANDBOX_UID_BASE = 1_500_000_000
-_SIGNAL_WORDS = {
-    signal.SIGSEGV: "crashed with a segmentation fault (a bad memory access, e.g. via ctypes)",
-    signal.SIGBUS: "crashed with a bus error",
-    signal.SIGABRT: "aborted (SIGABRT)",
-    signal.SIGFPE: "crashed with a floating-point exception signal",
-    signal.SIGILL: "crashed with an illegal instruction",
-    signal.SIGXCPU: "used more CPU time than allowed",
-    signal.SIGXFSZ: "wrote more output or file data than allowed",
-}
 
 
 @dataclass(frozen=True)
@@ -64,9 +56,14 @@ class Limits:
     max_timeouts: int = 1  # after this many timeouts, later calls fail at once (one per step)
     max_deaths: int = 3  # after this many crashes, later calls fail at once
     submission_timeout: float = 300.0  # wall seconds all steps of one submission may spend (see Budget)
+    #: each call's limit counted in the sandbox's CPU seconds, not wall (confirming a timeout:
+    #: a call slowed by a busy machine is not held against the learner); the grader still
+    #: waits at most CPU_CLOCK_WALL times as long
+    cpu_clock: bool = False
 
 
 DEFAULT_CALL_TIMEOUT = 2.0
+CPU_CLOCK_WALL = 3.0
 #: Seconds past a timeout the grader still waits: the sandbox's own clock stops a call and
 #: says which one (of a batch) first; the grader's deadline holds whatever the sandbox does.
 REPLY_GRACE = 0.3
@@ -184,6 +181,7 @@ class Launcher:
                     "open_files": limits.open_files,
                     "processes": limits.processes,
                     "call_timeout": float(limits.call_timeout or DEFAULT_CALL_TIMEOUT),
+                    "cpu_clock": bool(limits.cpu_clock),
                 },
             }
             for attempt in range(2):
@@ -313,6 +311,17 @@ class Launcher:
             self._uids.pop(pid, None)
             return reply
 
+    def pause(self, pids: Sequence[int], on: bool = True) -> bool:
+        """Freeze (`on`) or thaw live sandboxes, in one round trip (see `zygote.pause`)."""
+        if not pids:
+            return True
+        with self._lock:
+            if self._proc is None:
+                return False
+            reply = self._request({"op": "pause", "pids": list(pids), "on": on})
+        paused = reply.get("paused")
+        return isinstance(paused, list) and all(paused)
+
     def reap_many(self, pids: Sequence[int]) -> list[dict[str, Any]]:
         """`reap` for several sandboxes in one round trip; they are killed together."""
         if not pids:
@@ -439,24 +448,7 @@ class Sandbox:
         return bool((self.exit_info or {}).get("oom"))
 
     def death_message(self) -> str:
-        info = self.exit_info or {}
-        if info.get("oom"):
-            return "ran out of memory (the sandbox as a whole, children included)"
-        sig = info.get("signal")
-        code = info.get("exitcode")
-        if info.get("killed") is True:
-            return "stopped talking to the grader (it closed or broke its connection) and was stopped"
-        if sig == signal.SIGKILL:
-            return "was killed (it used more memory, CPU time or processes than allowed)"
-        if sig is not None:
-            try:
-                words = _SIGNAL_WORDS.get(signal.Signals(sig))
-            except ValueError:
-                words = None
-            return words or f"was killed by signal {sig}"
-        if code is not None:
-            return f"ended the whole process with exit code {code} (os._exit or similar)"
-        return "stopped responding"
+        return death_message(self.exit_info or {})
 
     def close(self, grace: float = 0.0) -> None:
         if self.closed:

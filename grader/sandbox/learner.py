@@ -43,6 +43,7 @@ from attn_practice.grader.sandbox.failures import (
     timeout_failure,
 )
 from attn_practice.grader.sandbox.launcher import (
+    CPU_CLOCK_WALL,
     DEFAULT_CALL_TIMEOUT,
     CallTimeout,
     Launcher,
@@ -278,8 +279,8 @@ class Learner:
         call_timeout = self._timeout(self.limits.call_timeout)
         self._shared_call |= self._in_shared()
         try:
-            reply, out_blobs = self.sandbox.request(
-                header, blobs, timeout=call_timeout, max_bytes=16 * max_elements + (1 << 20))
+            reply, out_blobs = self.sandbox.request(  # the sandbox's own clock may be CPU time
+                header, blobs, timeout=call_timeout * self._wall_factor, max_bytes=16 * max_elements + (1 << 20))
         except CallTimeout:
             self.timeouts += 1
             if call_timeout < self.limits.call_timeout:
@@ -376,7 +377,7 @@ class Learner:
         if not info.ok or self.sandbox is None:
             return
         n = len(packed.calls)
-        timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT))
+        timeout = self._timeout(min(self.limits.call_timeout * n, PREFETCH_TIMEOUT)) * self._wall_factor
         order = batch_order(self.layout_salt, n)  # drawn from the salt: the suite's order tells nothing
         t0 = time.perf_counter()
         self._shared_call |= self._in_shared()
@@ -414,20 +415,27 @@ class Learner:
             self._stick(FailureKind.TIMEOUT, failure)
         raise LearnerError(failure, kind=FailureKind.TIMEOUT) from None
 
+    @property
+    def _wall_factor(self) -> float:
+        return CPU_CLOCK_WALL if self.limits.cpu_clock else 1.0
+
     def _timeout(self, seconds: float) -> float:
         """`seconds`, or less when the submission's budget is nearly spent."""
         if self.budget is None:
             return seconds
-        return max(0.05, min(seconds, self.budget.seconds - self.budget.used))
+        return max(0.05, min(seconds, self.budget.remaining))
 
     def _budget_failure(self) -> Failure:
         assert self.budget is not None
-        return Failure(
-            kind=FailureKind.TIMEOUT,
-            summary=f"timeout: this submission spent more than {self.budget.seconds:g} s in your "
-                    "code, so its remaining tests were stopped",
-            hint="Look for loops that do much more work than needed, or sleep()/input() calls.",
-        )
+        if self.budget.over_wall and self.budget.used <= self.budget.seconds:
+            summary = (f"timeout: grading this submission took more than {self.budget.wall:g} s in all "
+                       "(your code's calls and the checks of what they returned), so its remaining "
+                       "tests were stopped")
+        else:
+            summary = (f"timeout: this submission spent more than {self.budget.seconds:g} s in your "
+                       "code, so its remaining tests were stopped")
+        return Failure(kind=FailureKind.TIMEOUT, summary=summary,
+                       hint="Look for loops that do much more work than needed, or sleep()/input() calls.")
 
     def _stick(self, kind: FailureKind, failure: Failure) -> None:
         self.sticky = LearnerError(failure, kind=kind)

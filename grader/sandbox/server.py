@@ -94,12 +94,16 @@ class Server:
         self.display_dir = str(req.get("display_dir", ""))
         # Each call's own wall clock (see `call`); the grader keeps its own deadline too.
         self.call_timeout = _seconds((req.get("limits") or {}).get("call_timeout"))
+        # or its CPU time (confirming a timeout): ITIMER_PROF counts the process's CPU seconds
+        self.timer = (signal.ITIMER_PROF if (req.get("limits") or {}).get("cpu_clock") is True
+                      else signal.ITIMER_REAL)
         #: the loaded steps: module name -> (its function, its call timeout)
         self.loaded: dict[str, tuple[Any, float]] = {}
         #: sys.modules before any learner module was imported (see `_forget_learner_modules`)
         self.base_modules = frozenset(sys.modules)
         self.loads = 0
         signal.signal(signal.SIGALRM, _out_of_time)
+        signal.signal(signal.SIGPROF, _out_of_time)
 
     def serve(self) -> None:
         while True:
@@ -328,12 +332,12 @@ class Server:
         try:
             try:
                 if call_timeout:
-                    signal.setitimer(signal.ITIMER_REAL, call_timeout)
+                    signal.setitimer(self.timer, call_timeout)
                 result, args = protocol.invoke(fn, args, kwargs, header.get("layouts"),  # the one trampoline
                                                before_retry=self.take_output)
             finally:
                 if call_timeout:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.setitimer(self.timer, 0)
         except _OutOfTime:
             # Stopped by its own wall clock: the grader hears at once which call it was,
             # instead of waiting out the deadline of a whole batch of calls.

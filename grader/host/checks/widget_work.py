@@ -10,6 +10,9 @@ own functions, the reference beside any stage that departs, exactly as under
 Each worker keeps the sandboxes of the last few learners' file sets (keyed by
 the files' hash) and a small cache of answers keyed by (files' hash, widget,
 parameters): a slider dragged back and forth costs nothing the second time.
+Kept sandboxes are frozen between calls (`Launcher.pause`): a learner's code
+that leaves a thread or a child running after its answer gets no CPU until
+its next widget call (issue 35).
 Calls into learner code are bounded by `WIDGET_LIMITS` (a short per-call
 time limit): an infinite loop costs one call's timeout, then that step's
 sandbox answers at once with the same failure.
@@ -68,6 +71,25 @@ def _learner_functions(key: str, files: dict[str, str]) -> Any:
     return fns
 
 
+def sandbox_pids(fns: Any) -> list[int]:
+    """The live sandboxes a learner's warm functions hold."""
+    out = []
+    for _, learner in list(getattr(fns, "_learners", {}).values()):
+        box = getattr(learner, "sandbox", None)
+        if box is not None and not box.closed:
+            out.append(box.pid)
+    return out
+
+
+def _pause(fns: Any, on: bool) -> None:
+    """Freeze a learner's warm sandboxes after an answer, thaw them before the next: a thread
+    their code left running (or a child it started) gets no CPU between widget calls."""
+    try:
+        work.engine().launcher.pause(sandbox_pids(fns), on)
+    except Exception:  # noqa: BLE001 - a fork server gone: the call itself reports it
+        pass
+
+
 def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> dict[str, Any]:
     """Widget `name` with `params` on the learner's `files`: serve's data (stages, no label yet)."""
     from attn_practice.grader.teaching import explore
@@ -84,14 +106,18 @@ def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> d
     def compute(step_id: str, *args: Any) -> Any:
         return fns(resolve_step(step_id), key, *args)
 
-    if kind is Widget.HEATMAP:
-        s = explore.load_sentence()
-        data = {**widgets.heatmap(compute, s.tokens, s.queries, s.keys), "sentence": s.text}
-    elif kind is Widget.EXAMPLE:
-        ex = explore.build_example(*params)  # validated by the server already
-        data = widgets.example(compute, ex.q, ex.keys, ex.values)
-    else:
-        data = widgets.scale(compute, int(params[0]))
+    _pause(fns, False)
+    try:
+        if kind is Widget.HEATMAP:
+            s = explore.load_sentence()
+            data = {**widgets.heatmap(compute, s.tokens, s.queries, s.keys), "sentence": s.text}
+        elif kind is Widget.EXAMPLE:
+            ex = explore.build_example(*params)  # validated by the server already
+            data = widgets.example(compute, ex.q, ex.keys, ex.values)
+        else:
+            data = widgets.scale(compute, int(params[0]))
+    finally:
+        _pause(fns, True)  # nothing of the learner's runs until their next widget call
     _answers[cache_key] = data
     while len(_answers) > KEEP_ANSWERS:
         _answers.popitem(last=False)
