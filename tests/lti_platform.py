@@ -66,6 +66,7 @@ class Platform:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.tool_base = ""  # the tool's base URL (set once the tool runs)
+        self.tool_public_jwks: dict[str, Any] | None = None  # else fetched from the tool's /lti/jwks
         self.lock = threading.Lock()
         self.auth_requests: list[dict[str, str]] = []
         self.used_nonces: list[str] = []
@@ -260,8 +261,11 @@ class Platform:
                         "urn:ietf:params:oauth:client-assertion-type:jwt-bearer", "client_assertion_type"
                     assertion = form["client_assertion"]
                     kid = jwt.get_unverified_header(assertion)["kid"]
-                    keys = jwt.PyJWKClient(f"{platform.tool_base}/lti/jwks", cache_jwk_set=False)
-                    key = keys.get_signing_key(kid).key
+                    if platform.tool_public_jwks is not None:  # a tool whose key set we were given
+                        key = jwt.PyJWKSet.from_dict(platform.tool_public_jwks)[kid].key
+                    else:
+                        keys = jwt.PyJWKClient(f"{platform.tool_base}/lti/jwks", cache_jwk_set=False)
+                        key = keys.get_signing_key(kid).key
                     got = jwt.decode(assertion, key, algorithms=["RS256"], audience=platform.token_audience or platform.token_url,
                                      options={"require": ["iss", "sub", "aud", "iat", "exp", "jti"]})
                     assert got["iss"] == got["sub"] == platform.client_id, "iss/sub"
