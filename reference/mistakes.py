@@ -27,6 +27,16 @@ from types import MappingProxyType
 
 import numpy as np
 
+from attn_practice.reference.mistakes_probed import (
+    attention__causal_mask_hardcoded,
+    masked_attention__causal_mask_and_mask,
+    masked_attention__mask_ignored,
+    masked_attention__pair__mask_ignored__transpose_all_axes,
+    multi_head_attention__causal_mask_hardcoded,
+    self_attention__causal_mask_hardcoded,
+    self_attention__pair__causal_mask_hardcoded__no_scale,
+)
+
 #: Step id -> the function name a learner file must define (CONTRACT §1).
 STEP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
     "step1": "dot_scores",
@@ -1790,10 +1800,25 @@ _ENTRIES = (
     Mistake(
         "causal-mask-hardcoded",
         "Causal mask hard-coded",
-        "Your function builds its own causal (lower-triangular) mask instead of using "
-        "the `mask` argument, so any other mask is ignored.",
-        "Use the mask you are given: True where query i may attend to key j.",
-        {"step6": (masked_attention__causal_mask_hardcoded,)},
+        "Your function builds its own causal (lower-triangular) mask, as a GPT block "
+        "does: each query only sees the keys up to its own position. The task asked for "
+        "no such mask here (in step 6, only for the `mask` argument), so every query "
+        "should see every key that `mask` allows, later ones included.",
+        "Remove the triangular mask you build (np.tril / np.triu). In step 6, use only the "
+        "mask you are given: True where query i may attend to key j.",
+        {"step5": (attention__causal_mask_hardcoded,),
+         "step6": (masked_attention__causal_mask_hardcoded, masked_attention__causal_mask_and_mask),
+         "step7": (self_attention__causal_mask_hardcoded,),
+         "step8": (multi_head_attention__causal_mask_hardcoded,)},
+    ),
+    Mistake(
+        "mask-ignored",
+        "The mask is never used",
+        "Your masked_attention gives the same answer whatever `mask` says: every query "
+        "attends to every key, so the pairs the mask blocks still get weight.",
+        "Before the softmax, put -inf in the scores where the mask is False "
+        "(np.where(mask, scores, -np.inf)), so those pairs get weight exactly 0.",
+        {"step6": (masked_attention__mask_ignored,)},
     ),
     Mistake(
         "heads-concat-wrong-axis",
@@ -1905,6 +1930,10 @@ PAIRS: tuple[Pair, ...] = (
     Pair("step5", ("no-scale", "softmax-sum-global"), attention__pair__sum_global__no_scale),
     Pair("step7", ("projections-swapped", "softmax-no-exp"),
          self_attention__pair__no_exp__projections_swapped),
+    Pair("step6", ("transpose-all-axes", "mask-ignored"),
+         masked_attention__pair__mask_ignored__transpose_all_axes),
+    Pair("step7", ("no-scale", "causal-mask-hardcoded"),
+         self_attention__pair__causal_mask_hardcoded__no_scale),
 )
 
 

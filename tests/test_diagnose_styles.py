@@ -264,9 +264,17 @@ UNCATALOGUED = [
   ("step7", lambda Z, Wq, Wk, Wv: sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) * 2),
   ("step7", lambda Z, Wq, Wk, Wv: sm(-sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv)),
   ("step8", lambda Z, Wq, Wk, Wv, Wo, h: (Z @ Wv) @ Wo),
-  ("step8", lambda Z, Wq, Wk, Wv, Wo, h: sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) @ Wo.T),
   ("step8", lambda Z, Wq, Wk, Wv, Wo, h: np.mean([sm(sc((Z @ Wq)[..., i::h], (Z @ Wk)[..., i::h])) @ (Z @ Wv) for i in range(h)], axis=0) @ Wo),
 ]
+
+
+def test_heads_not_split_is_measured_beside_an_uncatalogued_mistake() -> None:
+    """One head over the full width, then W_o.T: no reading explains every answer, but the head
+    probe (W_o = I, where W_o.T changes nothing) measures one head over every column (issue 39)."""
+    def one_head_wo_t(Z, Wq, Wk, Wv, Wo, h):
+        return sm(sc(Z @ Wq, Z @ Wk)) @ (Z @ Wv) @ Wo.T
+
+    assert ids("step8", one_head_wo_t) == ["heads-not-split"]
 
 
 @pytest.mark.parametrize(("step", "fn"), UNCATALOGUED, ids=[f"{s}-{i}" for i, (s, _) in enumerate(UNCATALOGUED)])

@@ -44,8 +44,18 @@ from dataclasses import replace
 from typing import Any
 
 from attn_practice.grader.catalog import parse_step_name
-from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Obs, observe
+from attn_practice.grader.engine.diagnose.behaviour import (
+    Finding,
+    Property,
+    measure,
+    not_measured,
+    rank_support,
+    rank_text,
+    scale_text,
+)
+from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Asker, Obs, observe_all
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
+from attn_practice.grader.engine.diagnose.scale import measured_scale
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
 from attn_practice.grader.engine.diagnose.verdict import verdict
@@ -90,9 +100,62 @@ def _with_source(step: str, found: list[str], source: str | None) -> list[str]:
     return list(ordered_ids([*found, "transpose-all-axes"]))
 
 
+#: Ids about the mask, and about the heads: a measured property adds its id only beside none of them.
+_MASK_IDS = frozenset({"mask-inverted", "mask-not-renormalised", "mask-multiplied", "causal-mask-hardcoded",
+                       "mask-ignored"})
+_HEAD_IDS = frozenset({"heads-no-transpose", "heads-not-split", "heads-concat-wrong-axis"})
+_SCALE_IDS = frozenset({"no-scale", "scale-by-dk", "multiplied-by-sqrt", "scale-by-dv", "scale-by-dmodel",
+                        "wrong-scale"})
+
+
+def _with_findings(step: str, found: list[str], findings: Sequence[Finding]) -> list[str]:
+    """The verdict's ids, plus the id of each measured property that no id named covers."""
+    out = list(found)
+    for f in findings:
+        if f.id is None or f.id in out:
+            continue
+        if f.id == "causal-mask-hardcoded":
+            out = [i for i in out if i != "mask-ignored"]  # the causal mask is why it is ignored
+        elif f.id in _MASK_IDS and _MASK_IDS.intersection(out):
+            continue
+        elif f.id in _HEAD_IDS and _HEAD_IDS.intersection(out):
+            continue
+        elif f.id == "wrong-scale" and _SCALE_IDS.intersection(out):
+            continue
+        if f.id in MISTAKES:
+            out.append(f.id)
+    return list(ordered_ids(out)) if out != found else out
+
+
+def _findings(step: str, obs: Sequence[Obs], asker: Asker) -> list[Finding]:
+    """The behavioural probes' findings, the measured scale among them."""
+    findings = measure(step, obs)
+    small = [o for o in obs if not o.large]
+    cfg = measured_scale(step, small) if step in ("step2", "step5", "step6", "step7", "step8") else None
+    if cfg is not None:
+        findings.append(Finding(Property.SCALE, scale_text(cfg), "wrong-scale"))
+    missing = not_measured(asker.unmeasured)
+    if missing is not None:
+        findings.append(missing)
+    return findings
+
+
+def _measured_words(found: Sequence[str], findings: Sequence[Finding], obs: Sequence[Obs]) -> str:
+    """Plain words for what was measured and no id named (or what could not be measured)."""
+    words = [f.text for f in findings if f.id is None or f.id not in found]
+    if not found:
+        ranks = rank_text(rank_support(obs))
+        if ranks:
+            words.append(ranks)
+    return " ".join(dict.fromkeys(words))
+
+
 def _worded(d: Diagnosis, found: Sequence[str], obs: Sequence[Obs],
-            reading: Mapping[str, Any] | None) -> Diagnosis:
+            reading: Mapping[str, Any] | None, findings: Sequence[Finding] = ()) -> Diagnosis:
     """The catalogue's words, made to say what this learner's answers showed where they vary."""
+    measured = next((f.text for f in findings if f.id == d.id), "")
+    if measured and d.id != FIXED_RANK:
+        d = replace(d, explanation=f"{measured} {d.explanation}")
     if d.id == FIXED_RANK:
         return replace(d, explanation=fixed_rank_text(obs, [i for i in found if i != d.id], reading),
                        nudge=fixed_rank_nudge(obs))
@@ -101,32 +164,45 @@ def _worded(d: Diagnosis, found: Sequence[str], obs: Sequence[Obs],
     return d
 
 
+#: The key of the step note that carries what was measured and no id names.
+MEASURED_NOTE = "measured"
+
+
 def diagnose(step_id: str, call: Callable[..., Any],
              failing_inputs: Sequence[tuple[Any, ...]] | None = None,
-             source: str | None = None) -> list[Diagnosis]:
+             source: str | None = None, notes: dict[str, str] | None = None) -> list[Diagnosis]:
     """The known mistakes that explain the learner's outputs, the main one first.
 
     `call(*args)` runs the learner's function (in its sandbox) and returns a
     float64 array; any exception from it counts as "no output". `source` is
     the learner's step file as text (default: read from where the engine's
-    learner says it is; never run here). Never raises.
+    learner says it is; never run here). What the behavioural probes measured
+    and no id names goes, in plain words, into `notes[MEASURED_NOTE]` (default:
+    the engine learner's own notes, which the step's report shows). Never raises.
     """
+    if notes is None:
+        notes = getattr(call, "notes", None)
     try:
         step = _step_id(step_id)
         if step is None:
             return []
-        obs = observe(step, call, list(failing_inputs or ()))
+        asker = Asker(call)
+        obs = observe_all(step, asker, list(failing_inputs or ()))
         if not obs:
             return []
-        result = verdict(step, obs)
-        found = result.ids
+        findings = _findings(step, obs, asker)
+        result = verdict(step, obs, [f.reading for f in findings if f.reading])
+        found = _with_findings(step, result.ids, findings)
         if FIXED_RANK in found:
             found = _with_source(step, found, source if source is not None else learner_source(call))
             # the symptom after every cause (and after softmax-unstable, named whatever else is wrong)
             found = [*(i for i in found if i != FIXED_RANK), FIXED_RANK]
-        return [_worded(mistake_for_id(i), found, obs, result.reading) for i in found]
+        words = _measured_words(found, findings, obs)
+        if words and isinstance(notes, dict):
+            notes.setdefault(MEASURED_NOTE, words)
+        return [_worded(mistake_for_id(i), found, obs, result.reading, findings) for i in found]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []
 
 
-__all__ = ["MAX_CALLS", "PROBES", "Probe", "diagnose", "mistake_for_id"]
+__all__ = ["MAX_CALLS", "MEASURED_NOTE", "PROBES", "Probe", "diagnose", "mistake_for_id"]

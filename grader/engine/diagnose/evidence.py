@@ -99,6 +99,15 @@ def run(fn: Callable[..., Any], args: Sequence[Any]) -> np.ndarray | None:
         return None
 
 
+#: The name a failing test's input goes by when it is not measured.
+FAILING = "failing test"
+#: Limits a loaded machine can hit by chance: a call stopped so is asked again, alone.
+_BY_CHANCE = frozenset({FailureKind.TIMEOUT, FailureKind.INTERRUPT, FailureKind.CRASH})
+#: At most this many such retries per diagnosis (they do not count to MAX_CALLS, so a
+#: busy machine replays the same failing inputs as a quiet one).
+MAX_RETRIES = 8
+
+
 #: A learner call stopped by one of the grader's limits (its time, its memory, an answer
 #: far larger than asked for) says nothing about which mistake the code makes: np.dot on
 #: a large batch is right in every way but size, and a loaded machine can time any call out.
@@ -108,12 +117,38 @@ _LIMITED = frozenset({FailureKind.TIMEOUT, FailureKind.MEMORY, FailureKind.CRASH
 
 def ask(call: Callable[..., Any], args: Sequence[Any]) -> tuple[np.ndarray | None, bool]:
     """The learner's answer as `run` gives it, and False when a limit stopped the call instead."""
+    out, kind = _ask(call, args)
+    return out, kind is None
+
+
+def _ask(call: Callable[..., Any], args: Sequence[Any]) -> tuple[np.ndarray | None, FailureKind | None]:
+    """The learner's answer, and the kind of limit that stopped the call (None: it answered or raised)."""
     try:
         with np.errstate(all="ignore"):
             out = call(*args)
     except Exception as exc:  # noqa: BLE001 - a raising learner is an observation
-        return None, getattr(exc, "kind", None) not in _LIMITED
-    return run(lambda: out, ()), True
+        kind = getattr(exc, "kind", None)
+        return None, kind if kind in _LIMITED else None
+    return run(lambda: out, ()), None
+
+
+@dataclass
+class Asker:
+    """Calls the learner; a call a limit stopped by chance (a timeout on a busy machine) is
+    asked again alone, and if stopped again is recorded as not measured, never dropped unsaid."""
+
+    call: Callable[..., Any]
+    retries: int = 0
+    unmeasured: list[str] = field(default_factory=list)
+
+    def __call__(self, args: Sequence[Any], name: str) -> tuple[np.ndarray | None, bool]:
+        out, kind = _ask(self.call, _copy(args))
+        if kind in _BY_CHANCE and self.retries < MAX_RETRIES:
+            self.retries += 1
+            out, kind = _ask(self.call, _copy(args))
+        if kind is not None and name:
+            self.unmeasured.append(name)
+        return out, kind is None
 
 
 @dataclass
@@ -177,6 +212,11 @@ def right(out: np.ndarray | None, ref: np.ndarray) -> bool:
 
 def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list[Obs]:
     """Call the learner on the probes and the failing inputs (at most MAX_CALLS calls)."""
+    return observe_all(step, Asker(call), failing)
+
+
+def observe_all(step: str, asker: Asker, failing: Sequence[Any]) -> list[Obs]:
+    """`observe` through `asker`, which keeps the names of the inputs no answer was measured for."""
     reference = FUNCTIONS[STEP_FUNCTIONS[step]]
     obs: list[Obs] = []
     calls = 0
@@ -189,7 +229,7 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
         ref, cache = _PROBE_CACHE[key]
         if ref is None or not np.all(np.isfinite(ref)):
             continue
-        out, answered = ask(call, _copy(p.args))
+        out, answered = asker(p.args, p.name)
         calls += 1
         if not answered:
             continue
@@ -205,7 +245,7 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
         ref = run(reference, _copy(args))
         if ref is None or not np.all(np.isfinite(ref)):
             continue
-        out, answered = ask(call, _copy(args))
+        out, answered = asker(args, FAILING)
         calls += 1
         if not answered:
             continue
@@ -219,10 +259,10 @@ def observe(step: str, call: Callable[..., Any], failing: Sequence[Any]) -> list
     # the output may depend on chance; then nothing here can be trusted.
     first = next((o for o in obs if o.out is not None), None)
     if first is not None and calls < MAX_CALLS:
-        again, _ = ask(call, _copy(first.args))
-        if again is None or not np.array_equal(again, first.out, equal_nan=True):
+        again, answered = asker(first.args, "")
+        if answered and (again is None or not np.array_equal(again, first.out, equal_nan=True)):
             return []
     return obs
 
 
-__all__ = ["MAX_CALLS", "Obs", "ask", "close", "differs", "differs_finitely", "observe", "run"]
+__all__ = ["MAX_CALLS", "MAX_RETRIES", "FAILING", "Asker", "Obs", "ask", "observe_all", "close", "differs", "differs_finitely", "observe", "run"]

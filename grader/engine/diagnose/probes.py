@@ -31,6 +31,12 @@ class Probe:
 
 
 LARGE = frozenset({"large"})
+#: Behavioural probe pairs (`behaviour.py`): a probe, and the same one with one thing changed.
+CAUSAL_PAIR = frozenset({"causal"})
+MASK_PAIR = frozenset({"mask"})
+HEAD_PAIR = frozenset({"heads"})
+MOVED = "-moved"
+FIRST = "-first"
 
 
 def _softmax_rows(x: np.ndarray) -> np.ndarray:
@@ -168,7 +174,26 @@ def _probes_step5() -> tuple[Probe, ...]:
         Probe("large-slice", (Qe, Ke, Ve), LARGE),
         # n_q == n_k == d_v: K Q^T and weights^T run here too
         Probe("large-square", (Qs, Ks, n((4, 4))), LARGE),
+        *_moved_last("causal", (n((4, 3)), n((4, 3)), n((4, 2))), (1, 2), rng),
+        # n_q == n_k at 4-D too: code whose own (n, n) causal mask needs n_q == n_k runs here
+        Probe("4d-square", qkv((2, 1, 3, 4), (2, 1, 3, 4), (2, 1, 3, 2)), frozenset({"square"})),
     )
+
+
+def _moved_last(name: str, args: tuple[Any, ...], which: tuple[int, ...],
+                rng: np.random.Generator) -> tuple[Probe, Probe, Probe]:
+    """The causality probe: an input, the same input with only the last position of the
+    arrays `which` (keys and values, or Z) changed, and with only the first changed. A
+    query before the last one must see the last change; code with a causal mask of its
+    own does not, though its later queries see the first change (code whose rows never
+    mix, which sees no other position at all, does not)."""
+    out = [Probe(name, args, CAUSAL_PAIR)]
+    for position, suffix in ((-1, MOVED), (0, FIRST)):
+        moved = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        for i in which:
+            moved[i][..., position, :] = 2.0 * rng.standard_normal(moved[i].shape[-1])
+        out.append(Probe(name + suffix, tuple(moved), CAUSAL_PAIR))
+    return out[0], out[1], out[2]
 
 
 def _probes_step6() -> tuple[Probe, ...]:
@@ -186,6 +211,10 @@ def _probes_step6() -> tuple[Probe, ...]:
     Qe, Ke, Ve, Me = qkvm((3, 4), (5, 4), (5, 2), (3, 5))
     Ke[:] = 60.0 * rng.standard_normal(4) + 0.05 * Ke
     Qe[1] = Ke[0] + rng.standard_normal(4)
+    other = np.random.default_rng(2006).standard_normal  # the probes above keep their draws
+    Qm, Km, Vm = other((3, 4)), other((5, 4)), other((5, 3))
+    mask_a = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 0, 1], [1, 0, 1, 1, 0]], dtype=bool)
+    mask_b = ~mask_a
     return (
         Probe("2d", qkvm((3, 5), (4, 5), (4, 2), (3, 4))),
         Probe("2d-causal", qkvm((4, 3), (4, 3), (4, 5), causal), frozenset({"square"})),
@@ -212,6 +241,13 @@ def _probes_step6() -> tuple[Probe, ...]:
         Probe("large", (Q, K, n((4, 2)), _mask(rng, (3, 4))), LARGE),
         Probe("large-slice", (Qe, Ke, Ve, Me), LARGE),
         Probe("large-square", (Qs, Ks, n((4, 4)), _mask(rng, (4, 4))), LARGE),
+        # every key allowed: a causal mask of the learner's own shows alone
+        *_moved_last("causal", (n((4, 3)), n((4, 3)), n((4, 2)), np.ones((4, 4), dtype=bool)), (1, 2), rng),
+        # the mask probe: one input under two masks that block different keys
+        Probe("mask", (Qm, Km, Vm, mask_a), MASK_PAIR),
+        Probe("mask" + MOVED, (Qm, Km, Vm, mask_b), MASK_PAIR),
+        Probe("4d-square", (other((2, 1, 3, 4)), other((2, 1, 3, 4)), other((2, 1, 3, 2)),
+                            _mask(np.random.default_rng(2007), (3, 3))), frozenset({"square"})),
     )
 
 
@@ -241,6 +277,7 @@ def _probes_step7() -> tuple[Probe, ...]:
         Probe("4d", zw((2, 2, 3, 4), 5, 3)),
         Probe("large", aligned(4, 3, 2, 3), LARGE),
         Probe("large-wide", aligned(3, 4, 5, 2), LARGE),
+        *_moved_last("causal", zw((4, 3), 3, 2), (0,), rng),
     )
 
 
@@ -277,7 +314,21 @@ def _probes_step8() -> tuple[Probe, ...]:
         Probe("4d", zw((2, 2, 3, 6), 3)),
         Probe("large", aligned(4, 4, 2), LARGE),
         Probe("large-3-heads", aligned(3, 6, 3), LARGE),
+        *_moved_last("causal", zw((4, 4), 2), (0,), rng),
+        *_other_head(rng),
     )
+
+
+def _other_head(rng: np.random.Generator) -> tuple[Probe, Probe]:
+    """The head probe: W_o = I, then only head 1's columns of W_q, W_k and W_v changed.
+    Head 0's output (the first d_h columns) must not change."""
+    n = rng.standard_normal
+    Z, W = n((3, 4)), [0.5 * n((4, 4)) for _ in range(3)]
+    moved = [w.copy() for w in W]
+    for w in moved:
+        w[:, 2:] = 0.5 * n((4, 2))
+    return (Probe("heads", (Z, *W, np.eye(4), 2), HEAD_PAIR),
+            Probe("heads" + MOVED, (Z, *moved, np.eye(4), 2), HEAD_PAIR))
 
 
 TWIN = "-twin"
@@ -321,4 +372,4 @@ PROBES: dict[str, tuple[Probe, ...]] = {
     "step8": _frozen(_probes_step8()),
 }
 
-__all__ = ["LARGE", "PROBES", "TWIN", "Probe"]
+__all__ = ["CAUSAL_PAIR", "HEAD_PAIR", "LARGE", "MASK_PAIR", "FIRST", "MOVED", "PROBES", "TWIN", "Probe"]

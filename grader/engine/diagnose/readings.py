@@ -78,11 +78,32 @@ def factor(v: str, d_k: int, dims: Mapping[str, int]) -> float:
         # K.shape[1] / Q.shape[1] for d_k: right on a matrix, a batch axis or a length otherwise
         "k1": 1 / math.sqrt(dims.get("k1", d_k)),
         "q1": 1 / math.sqrt(dims.get("q1", d_k)),
+        "isqrt": 1 / max(1, math.isqrt(d_k)),
     }
+    if isinstance(v, tuple) and v[0] == "fit":  # a factor c * d_k**p measured by the scale probe
+        return float(v[1]) * float(d_k) ** float(v[2])
     return table[v]
 
 
-def premask(v: str, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+#: Mask variants that build a causal mask of their own (they apply with no `mask` too).
+CAUSAL = ("causal", "causal-square", "causal-and")
+
+
+def _causal(v: str, s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """GPT-style code: a lower-triangular mask built from the scores' shape (or (n_q, n_q),
+    which only lines up when n_q == n_k), alone or together with `mask`."""
+    n_q, n_k = s.shape[-2:]
+    tri = np.tril(np.ones((n_q, n_q if v == "causal-square" else n_k), dtype=bool))
+    if v == "causal-and" and mask is not None:
+        tri = tri & mask
+    return np.where(tri, s, -np.inf)
+
+
+def premask(v: str, s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    if v in CAUSAL:
+        return _causal(v, s, mask)
+    if mask is None or v == "ignored":
+        return s
     if v == "ok":
         return np.where(mask, s, -np.inf)
     if v == "ok-1e9":
@@ -91,10 +112,10 @@ def premask(v: str, s: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.where(mask, -np.inf, s)
     if v == "inverted-1e9":
         return np.where(mask, -1e9, s)
+    if v == "inverted-add":  # an additive mask built the wrong way round: s + mask * -1e9
+        return s - 1e9 * mask
     if v == "multiplied":
         return s * mask
-    if v == "causal":
-        return np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
     if v == "after":
         return s
     raise KeyError(v)
@@ -239,7 +260,7 @@ def attend(cfg: Config, Q: np.ndarray, K: np.ndarray, V: np.ndarray, d_k: int,
              "k1": K.shape[1], "q1": Q.shape[1]}
     s = s * factor(cfg.get("scale", "ok"), d_k, local)
     mv = cfg.get("mask", "ok")
-    if mask is not None:
+    if mask is not None or mv in CAUSAL:
         s = premask(mv, s, mask)
     w = softmax_last(cfg.get("softmax", "ok"), s)
     if mask is not None and mv == "after":
@@ -347,8 +368,9 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
         r[mid] = _slot("scale", vs)
     if step in ("step5", "step6", "step7"):
         r["scale-by-dv"] = _slot("scale", ("dv",))
-    wrong = {"step5": ("nk", "nq", "c8", "root4", "dk2"), "step6": ("nk", "nq", "c8", "root4", "dk2"),
-             "step7": ("dmodel", "nk", "c8", "root4"), "step8": ("heads", "c8", "nk")}[step]
+    wrong = {"step5": ("nk", "nq", "c8", "root4", "dk2", "isqrt"),
+             "step6": ("nk", "nq", "c8", "root4", "dk2", "isqrt"),
+             "step7": ("dmodel", "nk", "c8", "root4", "isqrt"), "step8": ("heads", "c8", "nk", "isqrt")}[step]
     r["wrong-scale"] = _slot("scale", wrong)
     for mid, vs in _SOFTMAX.items():
         r[mid] = _slot("softmax", vs)
@@ -362,10 +384,14 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
             {"softmax": v, "mask": "ok-1e9"} for v in ("axis-2", "axis0", "axis1"))
         r["softmax-axes-differ"] = r["softmax-axes-differ"] + tuple(
             {"softmax": v, "mask": "ok-1e9"} for v in ("max-axis1", "max-axis-2", "sum-axis1", "sum-axis-2"))
-        r["mask-inverted"] = _slot("mask", ("inverted", "inverted-1e9"))
+        r["mask-inverted"] = _slot("mask", ("inverted", "inverted-1e9", "inverted-add"))
         r["mask-not-renormalised"] = _slot("mask", ("after",))
         r["mask-multiplied"] = _slot("mask", ("multiplied",))
-        r["causal-mask-hardcoded"] = _slot("mask", ("causal",))
+        r["causal-mask-hardcoded"] = _slot("mask", CAUSAL)
+        r["mask-ignored"] = _slot("mask", ("ignored",))
+    else:
+        # a GPT block's causal mask, where the task asked for none (CONTRACT: any step it shows)
+        r["causal-mask-hardcoded"] = _slot("mask", ("causal", "causal-square"))
     if step in ("step7", "step8"):
         perms = [(i, j, k) for i in range(3) for j in range(3) for k in range(3)]
         r["projections-swapped"] = _slot("proj", tuple(p for p in perms if p != (0, 1, 2)))
@@ -389,7 +415,7 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
     },
     "step2": {
         **{mid: _slot("scale", vs) for mid, vs in _SCALE.items()},
-        "wrong-scale": _slot("scale", ("nk", "c8", "root4", "dk2")),
+        "wrong-scale": _slot("scale", ("nk", "c8", "root4", "dk2", "isqrt")),
     },
     "step3": {
         "softmax-wrong-axis": (*_slot("axis", ("axis0", "axis-2")),
@@ -445,4 +471,4 @@ def key(cfg: Config) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(cfg.items()))
 
 
-__all__ = ["FORMS", "IMPLIED", "READINGS", "Config", "compute", "key", "merge"]
+__all__ = ["CAUSAL", "FORMS", "IMPLIED", "READINGS", "Config", "compute", "key", "merge"]

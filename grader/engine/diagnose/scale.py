@@ -9,7 +9,7 @@ power of d_k), so instead of listing them the factor is fitted per input.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -138,4 +138,77 @@ def fit_scale(step: str, obs: Sequence[Obs]) -> int:
     return support if on_probe else 0
 
 
-__all__ = ["fit_scale"]
+def _width(step: str, args: Sequence[Any]) -> int:
+    """The d_k (d_h in step 8) the right factor is 1/sqrt of."""
+    if step == "step2":
+        return int(args[1])
+    if step == "step7":
+        return int(np.shape(args[1])[-1])
+    if step == "step8":
+        return int(np.shape(args[0])[-1]) // int(args[5])
+    return int(np.shape(args[0])[-1])
+
+
+#: Factors c * d_k**p that have their own id (or are right): (c, p).
+_NAMED = ((1.0, -0.5), (1.0, 0.0), (1.0, -1.0), (1.0, 0.5))
+
+
+def _reading_family(step: str, args: Sequence[Any], base: Mapping[str, Any]) -> _Family:
+    """The output of the reading `base` with the score factor r, for a batch of factors."""
+    from attn_practice.grader.engine.diagnose.readings import compute
+
+    def g(r: np.ndarray) -> np.ndarray:  # ("fit", c, 0) multiplies the scores by c itself
+        return np.stack([compute(step, {**base, "scale": ("fit", float(x), 0.0)}, tuple(args)) for x in r])
+
+    return g
+
+
+def measured_scale(step: str, obs: Sequence[Obs], base: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The scale probe: the factor the learner's scores are multiplied by, as c * d_k**p.
+
+    Fitted on every matrix input whose answer is the right computation with some
+    factor (a `K.T` is right on a matrix, so the factor shows beside it): a
+    hard-coded temperature is p = 0. None unless inputs of three widths or more
+    (one of them answered wrong) show a factor, when no single law fits them all,
+    or when the law has its own id. `base`: a reading the factor is fitted on
+    (a causal mask of the learner's own), default the right computation.
+    """
+    points: list[tuple[float, float]] = []
+    wrong = False
+    for o in obs:
+        if (o.rank != 2 and step != "step2") or o.large or o.out is None or o.out.shape != o.ref.shape \
+                or not np.all(np.isfinite(o.out)):
+            continue
+        if base:
+            g = _reading_family(step, o.args, base)
+        else:
+            family = _scale_family(step, o.args)
+            if family is None:
+                return None
+            g = family[0]
+        with np.errstate(all="ignore"):
+            try:
+                r = _fit_factor(g, o.out)
+            except Exception:  # noqa: BLE001 - a reading that cannot run here measures nothing
+                continue
+            if not (_R_MIN < r < _R_MAX) or not close(o.out, g(np.array([r]))[0], MATCH):
+                continue
+            if step != "step2" and any(close(o.out, lim, MATCH) for lim in g(np.array([1e-9, 1e9]))):
+                continue  # all-equal weights or a hard max: any tiny or huge factor fits
+        points.append((math.log(_width(step, o.args)), math.log(r)))
+        wrong = wrong or not o.right
+    # a law c * d_k**p is evidence only where it could have failed: three widths at least
+    if not wrong or len({round(x, 9) for x, _ in points}) < 3:
+        return None
+    xs, ys = np.array(points).T
+    p = float(np.polyfit(xs, ys, 1)[0]) if np.ptp(xs) > 0 else 0.0
+    c = float(np.mean(ys - p * xs))
+    if np.max(np.abs(ys - (c + p * xs))) > 1e-3:
+        return None
+    c = math.exp(c)
+    if any(abs(c - nc) < 1e-3 and abs(p - np_) < 1e-3 for nc, np_ in _NAMED):
+        return None
+    return {"scale": ("fit", round(c, 6), round(p, 6))}
+
+
+__all__ = ["fit_scale", "measured_scale"]

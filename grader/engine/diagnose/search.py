@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -88,8 +90,25 @@ def _compute(step: str, cfg: Config, *args: Any) -> np.ndarray:
     return compute(step, cfg, args)
 
 
-@functools.cache
+#: Readings measured for the diagnosis at hand (a fitted scale factor, see `scale.py`):
+#: step -> id -> alternatives. Per context, so that diagnoses in threads stay apart.
+MEASURED: ContextVar[Mapping[str, Mapping[str, tuple[Alt, ...]]]] = ContextVar(
+    "measured_readings", default=MappingProxyType({}))
+
+
 def alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
+    """id -> its readings (composable) and catalogued spellings at `step`, measured ones last."""
+    extra = MEASURED.get().get(step)
+    if not extra:
+        return _static_alternatives(step)
+    out = dict(_static_alternatives(step))
+    for mid, alts in extra.items():
+        out[mid] = (*out.get(mid, ()), *alts)
+    return out
+
+
+@functools.cache
+def _static_alternatives(step: str) -> dict[str, tuple[Alt, ...]]:
     """id -> its readings (composable) and catalogued spellings at `step`."""
     out: dict[str, list[Alt]] = {}
     for mid, cfgs in READINGS.get(step, {}).items():
@@ -199,7 +218,7 @@ def _triples(step: str, obs: Sequence[Obs]) -> list[Fit]:
 def _combos(step: str, obs: Sequence[Obs], k: int, budget: int | None = None) -> list[Fit]:
     """Fits of k ids at once: every part must be needed (support against the other parts alone)."""
     fits: dict[tuple[str, ...], tuple[int, Alt]] = {}
-    for mids, whole, rests in _candidates(step, k, budget):
+    for mids, whole, rests in (*_candidates(step, k, budget), *_measured_candidates(step, k)):
         if not _fits(whole, obs):
             continue
         supports = [_support(whole, rest, obs, mid == FIXED_RANK) for mid, rest in rests]
@@ -218,7 +237,7 @@ def _candidates(step: str, k: int, budget: int | None) -> tuple[tuple[tuple[str,
     where a part changes nothing, is left out (and does not count to the budget).
     """
     alts = {mid: [a for a in group if a.cfg is not None and not _rare(a.cfg)]
-            for mid, group in alternatives(step).items()}
+            for mid, group in _static_alternatives(step).items()}
     out = []
     for mids in itertools.combinations(alts, k):
         if k > 2 and len(_CANCELLING.intersection(mids)) > 1:
@@ -236,6 +255,28 @@ def _candidates(step: str, k: int, budget: int | None) -> tuple[tuple[tuple[str,
             out.append((mids, reading(step, cfg),
                         tuple((mid, reading(step, r)) for mid, r in zip(mids, rests, strict=True) if r is not None)))
     return tuple(out)
+
+
+def _measured_candidates(step: str, k: int) -> list[tuple[tuple[str, ...], Alt, tuple[tuple[str, Alt], ...]]]:
+    """Pairs of a measured reading (MEASURED) with each composable reading of another id."""
+    extra = MEASURED.get().get(step)
+    if not extra or k != 2:
+        return []
+    out = []
+    for mid, alts in extra.items():
+        for alt in alts:
+            for other, group in _static_alternatives(step).items():
+                if other == mid:
+                    continue
+                for a in group:
+                    if a.cfg is None or _rare(a.cfg):
+                        continue
+                    cfg = _merge_all([alt.cfg, a.cfg])
+                    if cfg is None or cfg in (alt.cfg, a.cfg):
+                        continue
+                    mids = tuple(sorted((mid, other), key=lambda i: ORDER.get(i, 99)))
+                    out.append((mids, reading(step, cfg), ((mid, a), (other, alt))))
+    return out
 
 
 def _merge_all(parts: Sequence[Config | None]) -> dict[str, Any] | None:

@@ -23,9 +23,10 @@ from attn_practice.grader.engine.diagnose.evidence import (
 )
 from attn_practice.grader.engine.diagnose.probes import TWIN
 from attn_practice.grader.engine.diagnose.readings import IMPLIED, Config
-from attn_practice.grader.engine.diagnose.scale import fit_scale
+from attn_practice.grader.engine.diagnose.scale import fit_scale, measured_scale
 from attn_practice.grader.engine.diagnose.search import (
     FIXED_RANK,
+    MEASURED,
     ORDER,
     UNSTABLE,
     Alt,
@@ -150,6 +151,32 @@ def _outcome(o: Obs, alts: Sequence[Alt]) -> str:
     return "contradicts" if any_differs and not some_raised else "silent"
 
 
+def _explained(step: str, obs: list[Obs],
+               bases: Sequence[Config] = ()) -> tuple[tuple[str, ...], Fit] | None:
+    """`explain_fit`, and when nothing explains the answers, again with the scale the probes
+    measured: on the plain computation, or on each reading a behavioural probe found (`bases`:
+    a causal mask of the learner's own, a mask ignored)."""
+    found = explain_fit(step, obs)
+    if found or step not in WITH_SCALE:
+        return found
+    for base in ({}, *bases):
+        cfg = measured_scale(step, obs, base)
+        if cfg is None:
+            continue
+        token = MEASURED.set({step: {"wrong-scale": (reading(step, cfg),)}})
+        try:
+            found = explain_fit(step, obs)
+        finally:
+            MEASURED.reset(token)
+        if found:
+            return found
+    return None
+
+
+#: Steps whose scores are scaled (where a measured factor can be a reading).
+WITH_SCALE = frozenset({"step2", "step5", "step6", "step7", "step8"})
+
+
 #: Readings that exponentiate without subtracting a maximum (they overflow themselves).
 _UNSHIFTED = frozenset({"exp", "nokeep-raw", "global-unshifted"})
 
@@ -173,8 +200,10 @@ def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     return verdict(step, obs).ids
 
 
-def verdict(step: str, obs: list[Obs]) -> Verdict:
-    """`diagnose_ids`, with the full explanation's reading (its words can depend on it)."""
+def verdict(step: str, obs: list[Obs], bases: Sequence[Config] = ()) -> Verdict:
+    """`diagnose_ids`, with the full explanation's reading (its words can depend on it).
+
+    `bases`: readings the behavioural probes measured, on which a scale factor is fitted."""
     tail: list[str] = []
     spoiled: list[Obs] = []
     if unstable(obs):
@@ -187,7 +216,7 @@ def verdict(step: str, obs: list[Obs]) -> Verdict:
     if all(o.right for o in obs):
         return Verdict(tail)
     try:
-        found = explain_fit(step, obs)
+        found = _explained(step, obs, bases)
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         found = None
     if found:

@@ -1,5 +1,5 @@
-"""wrong_other_ignores_mask: plain attention that never looks at the mask.
-Expected diagnosis: none
+"""wrong_mask_ignored: plain attention that never looks at the mask.
+Expected diagnosis: mask-ignored
 """
 
 import numpy as np
