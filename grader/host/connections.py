@@ -11,6 +11,7 @@ protocol
 - keep at most `PENDING_PER_ADDRESS` connections per address, and
   `PENDING_TOTAL` in all, waiting for a request head: a new connection
   closes the oldest waiting one from its address (then the oldest of all),
+  one that never sent a whole request before a browser's kept-alive one,
   so a real browser, which sends its head at once, always gets answered,
   whoever floods from the same address (a lab behind one NAT);
 - refuse an address's connections beyond `OPEN_PER_ADDRESS` open at once.
@@ -42,7 +43,7 @@ class ConnectionGuard:
                  open_per_address: int = OPEN_PER_ADDRESS):
         self.per_address, self.total, self.open_per_address = per_address, total, open_per_address
         self.pending: OrderedDict[Any, str] = OrderedDict()  # protocol -> address, oldest first
-        self.by_address: dict[str, OrderedDict[Any, None]] = {}
+        self.by_address: dict[str, OrderedDict[Any, bool]] = {}  # protocol -> served one already
         self.open: dict[str, int] = {}
         self.evicted = 0
 
@@ -62,16 +63,18 @@ class ConnectionGuard:
         else:
             self.open.pop(address, None)
 
-    def waiting(self, proto: Any, address: str) -> None:
-        """`proto` waits for a request head; evict the oldest waiters beyond the caps."""
+    def waiting(self, proto: Any, address: str, served: bool) -> None:
+        """`proto` waits for a request head (`served`: it answered one already, a browser's
+        kept-alive connection); evict the oldest waiters beyond the caps, those that never
+        sent a whole request first."""
         self.done_waiting(proto)
         self.pending[proto] = address
         mine = self.by_address.setdefault(address, OrderedDict())
-        mine[proto] = None
+        mine[proto] = served
         while len(mine) > self.per_address:
-            self._evict(next(iter(mine)))
+            self._evict(_oldest(mine))
         while len(self.pending) > self.total:
-            self._evict(next(iter(self.pending)))
+            self._evict(_oldest({p: p.served for p in self.pending}))
 
     def done_waiting(self, proto: Any) -> None:
         address = self.pending.pop(proto, None)
@@ -88,6 +91,11 @@ class ConnectionGuard:
         proto.close_slow()
 
 
+def _oldest(waiting: dict[Any, bool]) -> Any:
+    """The oldest waiter that never sent a whole request, else the oldest of all."""
+    return next((p for p, served in waiting.items() if not served), next(iter(waiting)))
+
+
 def guarded_protocol(guard: ConnectionGuard, head_seconds: float = HEAD_SECONDS,
                      body_seconds: float = BODY_SECONDS) -> type[H11Protocol]:
     """uvicorn's h11 protocol with `guard`'s bounds (pass as `uvicorn.Config(http=...)`)."""
@@ -95,6 +103,7 @@ def guarded_protocol(guard: ConnectionGuard, head_seconds: float = HEAD_SECONDS,
     class GuardedH11Protocol(H11Protocol):
         _address = "?"
         _cycle_no = 0
+        served = False
         _timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -125,8 +134,9 @@ def guarded_protocol(guard: ConnectionGuard, head_seconds: float = HEAD_SECONDS,
                 self._await_head()
 
         def _await_head(self) -> None:
+            self.served = self._cycle_no > 0
             self._cycle_no += 1
-            guard.waiting(self, self._address)
+            guard.waiting(self, self._address, self.served)
             self._stop_timer()
             self._timer = self.loop.call_later(head_seconds, self._head_due, self._cycle_no)
 
