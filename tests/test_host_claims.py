@@ -157,6 +157,17 @@ def test_an_export_names_both_learners_under_one_old_id_and_report_keeps_both(tm
                             capture_output=True, text=True, timeout=300)
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["headline"]["submissions"] == 2
+    # an export from before this rule, both records under one label: report keeps both, and says so
+    merged = json.loads(out.read_text())
+    for record in merged:
+        record["submission"] = "S7"
+    old_export = tmp_path / "old-export.json"
+    old_export.write_text(json.dumps(merged))
+    report = subprocess.run([console_script(), "report", str(old_export), "--format", "json"],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    assert sorted(s["submission"] for s in json.loads(report.stdout)["submissions"]) == ["S7", "S7 (2)"]
+    assert "two learners under one id" in report.stderr
     h = HostProcess(data)
     try:
         t, token = teacher(h)

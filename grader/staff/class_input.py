@@ -97,15 +97,24 @@ def load_members(paths: Sequence[Path]) -> tuple[list[Member], list[str]]:
     """Every grade report in `paths`, checked for one course; plus warnings to show.
 
     Raises `NotAGradeReport` naming the file, `MixedCourses`, or `EmptyClass`.
-    A submission given twice (same label) is kept once, the later one winning.
+    A submission given twice (same label) in different files is kept once, the later one
+    winning (a regrade); twice in ONE file it is two learners under one label (an export
+    where two claimed one student id): both are kept, the second relabelled, and a warning
+    names them.
     """
     loaded = _Loaded()
     by_label: dict[str, int] = {}
     repeats: list[tuple[str, str]] = []  # (label, where again): summarised in one line below
+    twins: list[tuple[str, str, str]] = []  # (label, new label, file): two learners, one label
     for path in paths:
+        here: set[str] = set()
         for i, data in enumerate(_read_file(path)):
             where = f"{path}" + (f" (item {i + 1})" if i else "")
             member = member_from_dict(data, source=where)
+            if member.label in here:
+                member, old = _relabelled(member, by_label), member.label
+                twins.append((old, member.label, str(path)))
+            here.add(member.label)
             if member.label in by_label:
                 repeats.append((member.label, where))
                 loaded.members[by_label[member.label]] = member
@@ -120,7 +129,21 @@ def load_members(paths: Sequence[Path]) -> tuple[list[Member], list[str]]:
     check_one_course(loaded.members)
     if repeats:
         loaded.warnings.append(repeated_warning(repeats))
+    loaded.warnings += [f"{where} holds more than one report labelled {old!r}: two learners under one "
+                        f"id? Both are kept, the later as {new!r}. Give each learner their own id "
+                        "(the instructor page lists id clashes) and export again."
+                        for old, new, where in twins]
     return loaded.members, loaded.warnings
+
+
+def _relabelled(member: Member, taken: dict[str, int]) -> Member:
+    """The same report under the first free label "LABEL (2)", "LABEL (3)", ..."""
+    from dataclasses import replace
+
+    n = 2
+    while f"{member.label} ({n})" in taken:
+        n += 1
+    return replace(member, report=replace(member.report, submission=f"{member.label} ({n})"))
 
 
 def repeated_warning(repeats: Sequence[tuple[str, str]]) -> str:

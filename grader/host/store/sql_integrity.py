@@ -11,7 +11,8 @@ because they guard the grade's integrity rather than the lesson's data:
   both win. Learners from before this rule have no key: a claim is checked
   against their ids too, and their clashes are listed for the instructor.
 - A session is a random token in a cookie, stored only as its SHA-256 hash,
-  with its kind, its learner (none for the instructor) and an expiry.
+  with its kind, its learner (none for the instructor) and an expiry; a
+  learner keeps at most MAX_SESSIONS of them (the oldest ends first).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ T = TypeVar("T")
 
 #: Refused claims kept open at most (a flood of joins cannot grow the table without bound).
 MAX_OPEN_CONFLICTS = 500
+#: Live sessions kept per learner, and for the instructor; a new one past that ends the oldest
+#: (a script signing in again and again cannot grow the table either).
+MAX_SESSIONS = {SessionKind.LEARNER: 20, SessionKind.INSTRUCTOR: 50}
 
 HOLDER_BY_KEY = "SELECT id FROM learners WHERE id_key = ?"
 UNKEYED_IDS = "SELECT id, student_id FROM learners WHERE id_key IS NULL AND student_id <> ''"
@@ -48,6 +52,9 @@ SETTLE = "UPDATE id_conflicts SET settled = ? WHERE id = ? AND settled IS NULL R
 INSERT_SESSION = ("INSERT INTO sessions (token_hash, kind, learner_id, created, expires) "
                   "VALUES (?, ?, ?, ?, ?)")
 DROP_EXPIRED = "DELETE FROM sessions WHERE expires < ?"
+DROP_OLDEST = ("DELETE FROM sessions WHERE kind = ? AND learner_id = ? AND token_hash NOT IN "
+               "(SELECT token_hash FROM sessions WHERE kind = ? AND learner_id = ? "
+               "ORDER BY created DESC, token_hash LIMIT ?)")
 SESSION_LEARNER = ("SELECT l.id, l.display_name, l.student_id, l.created FROM sessions s "
                    "JOIN learners l ON l.id = s.learner_id "
                    "WHERE s.token_hash = ? AND s.kind = ? AND s.expires > ?")
@@ -116,6 +123,7 @@ class IntegrityMethods:
         def create(tx: Any) -> None:
             tx.execute(DROP_EXPIRED, (now,))
             tx.execute(INSERT_SESSION, (token_hash, kind.value, learner_id, now, expires))
+            tx.execute(DROP_OLDEST, (kind.value, learner_id, kind.value, learner_id, MAX_SESSIONS[kind]))
 
         self._write(create)
 
