@@ -205,7 +205,8 @@ def test_a_zip_is_known_by_its_bytes_whatever_its_name(tmp_path):
     with Intake() as intake:
         prepared = intake.prepare(tmp_path / "submission")
         assert prepared is not None and (prepared.path / "step5_attention.py").is_file()
-        assert intake.prepare(tmp_path / "notes") is None  # a plain file: skipped
+        notes = intake.prepare(tmp_path / "notes")  # a plain file is a submission too (issue 36): missing
+        assert notes.nothing and "found: notes" in notes.missing
 
 
 def test_a_zip_further_down_is_opened_and_named(tmp_path):

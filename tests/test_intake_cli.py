@@ -171,7 +171,10 @@ def test_steps_name_the_learners_own_file(graded):
     reports = {Path(r["submission"]).name: r for r in json.loads(graded["json"].stdout)}
     files = {s["id"]: (s["file"], s["line"]) for s in reports["misnamed"]["steps"]}
     assert files["step2"] == ("Step2_Scale.py", 4)  # a renamed copy: its lines hold
-    assert files["step5"] == ("scaled_dot_product.py", 0)  # taken apart: no line to point at
+    # taken apart: the line of its `def` in the learner's module (issue 36), never the copy's
+    module = (graded["root"] / "misnamed" / "scaled_dot_product.py").read_text().splitlines()
+    assert files["step5"][0] == "scaled_dot_product.py"
+    assert module[files["step5"][1] - 1].startswith("def attention(")
 
 
 def test_a_cell_that_does_not_parse_is_graded_so_its_syntax_error_shows_not_missing(graded):

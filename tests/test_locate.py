@@ -71,13 +71,15 @@ def test_step_files_one_folder_down_are_graded_and_said_so_in_every_format(tmp_p
 
 
 def test_several_candidate_folders_grade_one_by_the_rule_with_a_warning_and_never_abort(tmp_path):
+    # Two versions one level further down (at the top they would be a class: issue 36, test_handins_class).
     repo = tmp_path / "repo"
-    _solved(repo / "a")
-    _solved(repo / "b")
-    for f in (repo / "a").iterdir():
+    _solved(repo / "work" / "a")
+    _solved(repo / "work" / "b")
+    for f in (repo / "work" / "a").iterdir():
         os.utime(f, (1_000_000, 1_000_000))  # b is newer
+    top, repo = repo, repo / "work"
     other = _solved(tmp_path / "other")
-    res = _grade(str(repo), str(other), "--format", "json")
+    res = _grade(str(top), str(other), "--format", "json")
     assert res.exit_code == 0, res.output
     objs = json.loads(res.stdout)
     assert [o["score"] for o in objs] == [5.0, 5.0]  # the other submission is graded too
@@ -87,7 +89,7 @@ def test_several_candidate_folders_grade_one_by_the_rule_with_a_warning_and_neve
     assert objs[1]["warnings"] == []
 
 
-def test_grade_dot_on_a_parent_of_many_submissions_says_how_to_grade_each(tmp_path):
+def test_grade_dot_on_a_parent_of_many_submissions_grades_each(tmp_path):
     for name in ("alice", "bob", "carol"):
         _solved(tmp_path / "subs" / name)
     cwd = os.getcwd()
@@ -98,10 +100,12 @@ def test_grade_dot_on_a_parent_of_many_submissions_says_how_to_grade_each(tmp_pa
         os.chdir(cwd)
     assert res.exit_code == 0
     said = " ".join(res.output.split())
-    assert "3 of its subfolders" in said and "grade ./*" in said
+    assert ". holds a class, not one submission: graded 3 submissions" in said  # issue 36
+    rows = [r for r in csv.reader(io.StringIO(res.stdout)) if len(r) > 3 and r[0] != "submission"]
+    assert [r[0] for r in rows] == ["./alice", "./bob", "./carol"]
 
 
-def test_stray_files_in_a_batch_are_skipped_with_a_warning(tmp_path):
+def test_stray_files_in_a_batch_get_a_missing_row_saying_what_they_are(tmp_path):
     subs = tmp_path / "subs"
     _solved(subs / "alice")
     _solved(subs / "bob")
@@ -109,17 +113,19 @@ def test_stray_files_in_a_batch_are_skipped_with_a_warning(tmp_path):
     (subs / "grades.csv").write_text("x\n")
     res = CliRunner().invoke(cli, ["grade", *map(str, sorted(subs.iterdir())), "--format", "csv",
                                    "--no-cache"])
-    assert res.exit_code == 0, res.output
-    assert "warning: skipped 2 arguments that are not submissions" in res.output
-    assert "README.txt" in res.output and "grades.csv" in res.output
-    rows = [r for r in csv.reader(io.StringIO(res.output)) if len(r) > 3 and r[0].startswith(str(subs))]
-    assert [Path(r[0]).name for r in rows] == ["alice", "bob"]
+    assert res.exit_code == 1, res.output  # every argument is a submission (issue 36): two are missing
+    rows = [r for r in csv.reader(io.StringIO(res.stdout)) if len(r) > 3 and r[0].startswith(str(subs))]
+    assert [Path(r[0]).name for r in rows] == ["README.txt", "alice", "bob", "grades.csv"]
+    assert [r[1] for r in rows] == ["0", "5", "5", "0"]
+    assert "found: README.txt (text, not Python)" in res.output
 
 
-def test_only_files_is_a_usage_error(tmp_path):
-    (tmp_path / "a.txt").write_text("x")
-    res = _grade(str(tmp_path / "a.txt"))
-    assert res.exit_code == 2 and "no submission folder" in res.output
+def test_only_files_get_rows_too(tmp_path):
+    (tmp_path / "a.txt").write_text("x = (")
+    res = _grade(str(tmp_path / "a.txt"), "--format", "json")
+    assert res.exit_code == 1
+    report = json.loads(res.stdout)
+    assert report["score"] == 0 and "found: a.txt (text, not Python)" in " ".join(report["warnings"])
 
 
 @pytest.mark.parametrize("fmt", ["gradescope", "github"])

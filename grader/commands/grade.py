@@ -18,7 +18,6 @@ from attn_practice.grader.commands.common import (
     console,
     exit_with,
     imports_done,
-    warn,
 )
 
 
@@ -82,22 +81,18 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
       attn-practice grade . --format gradescope --out /autograder/results/results.json
     """
     from attn_practice.grader.course import CourseError, load_course
-    from attn_practice.grader.staff.intake import (
-        Intake,
-        no_submission,
-        prepare_all,
-        skipped_warning,
-    )
+    from attn_practice.grader.staff.intake import Intake, prepare_all
 
     if len(submissions) > 1 and jobs != 1 and not dask_address:
         early_workers(min(jobs or os.cpu_count() or 1, len(submissions)), no_cache, cache_dir)
+    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
     # Zips unpacked, notebooks made into step files, in a temp folder removed when the command ends.
+    # Every argument is a submission (a file that holds no work gets a `missing` row); a folder
+    # of a class is its students, except for formats that read one submission's result.
     intake = click.get_current_context().with_resource(Intake())
-    located, skipped = prepare_all(intake, [Path(s) for s in submissions])
-    if skipped:
-        warn([skipped_warning(skipped)])
-    if not located:
-        raise Problem(no_submission(skipped))
+    located, classes = prepare_all(intake, [Path(s) for s in submissions],
+                                   classes=fmt not in SINGLE_SUBMISSION)
+    notice(classes)
     if (len(located) == 1 or jobs == 1) and not dask_address:
         # Graded in this process: the sandbox server starts while the engine is imported.
         from attn_practice.grader.sandbox.prestart import prestart
@@ -109,7 +104,6 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     imports_done()
     if dask_security is not None and not dask_address:
         raise Problem("--dask-security goes with --dask ADDRESS")
-    fmt = fmt or ("rich" if sys.stdout.isatty() and out is None else "json")
     if fmt in SINGLE_SUBMISSION and len(located) > 1:
         raise Problem(f"--format {fmt} takes exactly one submission ({SINGLE_SUBMISSION[fmt]}), "
                       f"but {len(located)} were given; grade them one at a time, or use "
@@ -136,7 +130,12 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     except PrivateDirError as exc:
         raise Problem(str(exc)) from None
     if course_obj is not None:
-        reference_check(course, course_obj, cache_dir, use_cache=not no_cache)
+        try:
+            reference_check(course, course_obj, cache_dir, use_cache=not no_cache)
+        except Problem as exc:
+            if fmt == "gradescope" and out is not None:
+                gradescope_stopped(out, exc)
+            raise
     request = GradeRequest(
         submissions=[s.path for s in located],
         labels=[s.label for s in located],
@@ -202,6 +201,24 @@ def reference_check(path: Path, course: Course, cache_dir: Path | None, *, use_c
                       f"{'s' if len(problems) > 1 else ''} would cost every student the step, so "
                       f"nothing was graded; fix {'them' if len(problems) > 1 else 'it'} and grade "
                       f"again (`attn-practice selftest --course {path}` shows more):\n{listed}")
+
+
+def gradescope_stopped(out: Path, problem: Problem) -> None:
+    """On Gradescope, a grade stopped before grading still writes a results.json that says what
+    happened (the harness would otherwise show only a generic failure)."""
+    from attn_practice.grader.reports._text import json_text
+    from attn_practice.grader.reports.gradescope import write_atomic
+
+    what = ("The autograder could not grade this submission: the course's own tests failed on the "
+            "reference solution, so no step was graded. This is not a verdict on your code; your "
+            "instructor has been told why in the autograder output and must fix the course."
+            if problem.exit_code == EXIT_INTERNAL else
+            "The autograder could not grade this submission: its course setup was refused. This is "
+            "not a verdict on your code; please tell your instructor.")
+    try:
+        write_atomic(out, json_text({"score": 0.0, "output": what, "output_format": "text", "tests": []}) + "\n")
+    except OSError:
+        pass
 
 
 def grader_failures(reports: Sequence[GradeReport]) -> None:

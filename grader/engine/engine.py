@@ -418,10 +418,26 @@ def _file_problem(submission: Path, ex: Exercise) -> StepResult | Failure | None
     try:
         data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        refused = _compile_error(data)  # CPython's tokenizer lets undecodable bytes pass in comments
+        if refused is None:
+            return None
+        line = refused.lineno or data[: exc.start].count(b"\n") + 1
         name = "UTF-8" if encoding.startswith("utf-8") else encoding
         return Failure(kind="file", summary=f"{ex.file} is not valid {name} text (line {line})",
                        hint="Save the file as UTF-8 in your editor.")
+    return None
+
+
+def _compile_error(data: bytes) -> SyntaxError | None:
+    """Why Python would not compile these bytes as they are (what `import` does); None if it would."""
+    import ast
+
+    try:
+        compile(data, "<step>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SyntaxError(str(exc))
     return None
 
 

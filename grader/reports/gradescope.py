@@ -88,6 +88,11 @@ def _summary(report: GradeReport, fmt: str) -> str:
         lines.append(f"The autograder itself failed while grading {', '.join(failed)}: the points "
                      "missing there are not a verdict on your code. Please tell your instructor; "
                      "the other steps were graded as usual.")
+        happened = list(dict.fromkeys(f"{s.id}: {' '.join(t.failure.summary.split())[:200]}"
+                                      for s in report.steps for t in s.tests
+                                      if t.failure is not None and t.failure.kind.grader_fault))
+        what = "What happened (retried once on a fresh sandbox):\n" + "\n".join(happened[:10])
+        lines.append(fence(clean(what)) if fmt == "md" else clean(what))
     if report.graded_path:
         where = (f"Graded the folder {report.graded_path} (the step files were not at the top "
                  "of the submission).")

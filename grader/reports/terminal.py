@@ -196,8 +196,8 @@ def repro_snippet(f: Failure, step: StepResult) -> list[str]:
     repro = clean(f.repro).strip()
     if not repro:
         return []
-    if repro.startswith("#"):
-        return [repro]
+    if repro.startswith("#"):  # a whole snippet, written for where the learner's code is (intake.origin)
+        return repro.splitlines()
     imports = []
     if step.file and step.function:
         imports.append(f"from {step.file.removesuffix('.py')} import {step.function}")
@@ -210,7 +210,8 @@ def render_repro(console: Console, f: Failure, step: StepResult) -> None:
     lines = repro_snippet(f, step)
     if not lines:
         return
-    where = f" (run Python in the folder that holds {step.file})" if step.file else ""
+    where = f" (run Python in the folder that holds {step.file})" if step.file and not lines[0].startswith("#") \
+        else ""
     console.print(indented(Text.assemble(("Reproduce it", "bold"), where + ":"), 4))
     for line in lines:
         # Unindented and soft-wrapped: the terminal wraps it, a copy gives one line back.

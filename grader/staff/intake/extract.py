@@ -114,8 +114,68 @@ def extract(parsed: Parsed, name: str) -> str | None:
               and s.node.module == "__future__"]
     ordered = sorted({s.order: s for s in [*future, *chosen.values()]}.values(),
                      key=lambda s: (s not in future, s.order))
-    parts = [f"# {s.where}, line {s.node.lineno}\n{s.text}" for s in ordered]
+    parts = [f"{MARK}{s.where}, line {_start(s.node)}\n{s.text}" for s in ordered]
     return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
+
+
+#: Starts the line before each statement taken: where it came from (`line_map` reads it back).
+MARK = "# attn-practice: from "
+_MARK_RE = re.compile(rf"^{re.escape(MARK)}(.+), line (\d+)$")
+
+
+def _start(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
+def line_map(text: str) -> dict[int, tuple[str, int]]:
+    """Line of a generated step file -> (where it came from: "nb.ipynb, cell 3" / "attention.py", line)."""
+    out: dict[int, tuple[str, int]] = {}
+    where, line = "", 0
+    for number, row in enumerate(text.splitlines(), 1):
+        m = _MARK_RE.match(row)
+        if m:
+            where, line = m.group(1), int(m.group(2))
+            continue
+        if where:
+            out[number] = (where, line)
+            line += 1
+    return out
+
+
+def python_source(data: bytes, name: str) -> tuple[str, str]:
+    """(text, problem) for a module's bytes, read as `import` reads them.
+
+    The import system compiles the bytes themselves: a BOM or a PEP 263 coding
+    line chooses the encoding (UTF-8 by default), and CPython's tokenizer lets
+    undecodable bytes pass inside a comment (a Latin-1 `é` in `# café`). So
+    the bytes are compiled as they are; `problem` says where Python refuses
+    them ("line 4: ..."), and the text keeps any stray byte as U+FFFD.
+    """
+    import io
+    import tokenize
+
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as exc:
+        return data.decode("utf-8", "replace"), f"line {_line(exc) or 1}: {exc.msg or exc}"
+    try:
+        text = data.decode(encoding, "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace"), f"line 1: unknown encoding {encoding!r} in the coding line"
+    try:
+        compile(data, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        said = str(exc.msg or exc)
+        if "codec" in said or "encoding" in said or "UTF-8" in said:
+            return text, (f"line {_line(exc)}: not valid in any encoding Python accepts without a coding "
+                          f"line ({said}); save the file as UTF-8, or declare its encoding on line 1")
+    except (ValueError, RecursionError, MemoryError):
+        pass  # NUL bytes, depth: `parse` says so
+    return text, ""
+
+
+def _line(exc: SyntaxError) -> int:
+    return exc.lineno or 0
 
 
 def is_stub(parsed: Parsed, name: str) -> bool:
@@ -240,4 +300,5 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[
     return loads - (local - declared_global)
 
 
-__all__ = ["Chunk", "Parsed", "defines", "extract", "is_stub", "mentions_def", "parse"]
+__all__ = ["MARK", "Chunk", "Parsed", "defines", "extract", "is_stub", "line_map", "mentions_def", "parse",
+           "python_source"]

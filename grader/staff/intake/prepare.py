@@ -18,6 +18,7 @@ import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,8 @@ from attn_practice.grader.sandbox.submission import (
     sandbox_files,
 )
 from attn_practice.grader.staff.intake.archive import ArchiveRefused, unpack
+from attn_practice.grader.staff.intake.classes import Member
+from attn_practice.grader.staff.intake.origin import Origin, origin_for, retrace
 from attn_practice.grader.staff.intake.recognise import Recognised, SourceKind
 
 MAX_NESTED_ARCHIVES = 2  # a zip in a zip (in a folder) is opened; deeper is not
@@ -44,24 +47,42 @@ class Prepared:
     missing: str = ""  # nothing recognised: the steps' message; else what was found (listed per step)
     nothing: bool = False  # nothing recognised at all
     refused: str = ""  # set when the argument was an archive that could not be unpacked: why
-    #: step id -> (the learner's file it was graded from, whether its line numbers still hold)
-    sources: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: step id -> where its function really is, when not the step's own file at the top
+    sources: dict[str, Origin] = field(default_factory=dict)
+    base: str = ""  # the learner's folder as staff see it (tracebacks of the copy point there)
+    extra: dict[str, str] = field(default_factory=dict)  # e.g. the student an LMS name gives
 
     def finish(self, report: GradeReport) -> GradeReport:
-        """The graded report with this submission's warnings and 'what was found' messages."""
-        steps = tuple(self._step(s) for s in report.steps)
-        return replace(report, steps=steps, warnings=[*report.warnings, *self.warnings])
+        """The graded report with this submission's warnings and 'what was found' messages, its
+        tracebacks and reproduce lines pointing at the learner's own files."""
+        by_file = {s.file: self.sources[s.id] for s in report.steps if s.id in self.sources and s.file}
+        steps = tuple(self._step(s, report.submission, by_file) for s in report.steps)
+        extra = {**report.extra, **self.extra} if self.extra else report.extra
+        return replace(report, steps=steps, warnings=[*report.warnings, *self.warnings], extra=extra)
 
-
-    def _step(self, s: StepResult) -> StepResult:
+    def _step(self, s: StepResult, label: str, by_file: dict[str, Origin]) -> StepResult:
         if s.status is Status.MISSING and self.missing:
             if self.nothing:
                 return replace(s, error=self.missing)
             what = f" (nor a module or notebook defining {s.function})" if s.function else ""
             return replace(s, error=f"no {s.file or s.id}{what}; found: {self.missing}")
-        if s.id in self.sources:  # point annotations at the learner's own file
-            rel, lines_hold = self.sources[s.id]
-            return replace(s, file=rel, line=s.line if lines_hold else 0)
+        base = self.base or label
+        if not by_file and base == label:
+            return s
+
+        def fix(text: str) -> str:
+            return retrace(text, label, base, by_file)
+
+        origin = self.sources.get(s.id)
+        tests = tuple(replace(t, message=fix(t.message), failure=None if t.failure is None else replace(
+            t.failure, traceback=fix(t.failure.traceback), details=fix(t.failure.details),
+            summary=fix(t.failure.summary),
+            repro=origin.repro(s.function, t.failure.repro) if origin and t.failure.repro
+            and not t.failure.repro.startswith("#") else t.failure.repro)) for t in s.tests)
+        s = replace(s, tests=tests, error=fix(s.error), output=fix(s.output))
+        if origin is not None:  # point annotations at the learner's own file (a notebook: no file line)
+            line = s.line if not origin.lines else 0 if origin.notebook else origin.line
+            return replace(s, file=origin.rel, line=line)
         return s
 
 
@@ -82,16 +103,14 @@ class Intake:
     def slot(self) -> Path:
         return self.tmp / f"s{next(self._slots)}"
 
-    def prepare(self, arg: Path) -> Prepared | None:
-        """The submission behind one argument; None for a plain file that is not one (skipped)."""
-        label = str(arg)
+    def prepare(self, arg: Path, label: str = "") -> Prepared:
+        """The submission behind one argument: every argument is one, whatever it holds."""
+        label = label or str(arg)
         if arg.is_dir():
-            return self._folder(label, arg, real=True)
+            return self._folder(label, arg, real=True, base=str(arg))
         suffix = arg.suffix.lower()
-        if suffix not in SUBMISSION_SUFFIXES and not _looks_like_zip(arg):
-            return None
-        if suffix != ".ipynb" and suffix != ".py" and _looks_like_zip(arg):
-            return self._archive(label, arg, depth=1)
+        if suffix not in (".ipynb", ".py") and _looks_like_zip(arg):
+            return self._archive(label, arg, depth=1, base=str(arg))
         holder = self.slot()  # a notebook or module on its own: a folder of one file
         holder.mkdir(mode=0o700)
         data = read_regular_file(str(arg), 64 << 20)
@@ -103,9 +122,28 @@ class Intake:
         target.write_bytes(data)
         stamp = os.stat(arg).st_mtime
         os.utime(target, (stamp, stamp))
-        return self._folder(label, holder, real=False)
+        return self._folder(label, holder, real=False, base=os.path.dirname(str(arg)))
 
-    def _archive(self, label: str, archive: Path, *, depth: int, prefix: str = "") -> Prepared:
+    def prepare_member(self, member: Member) -> Prepared:
+        """One student of a class folder: their folder, zip or file, or their LMS-named files together."""
+        if len(member.paths) == 1 and (member.paths[0].is_dir() or not member.student):
+            prepared = self.prepare(member.paths[0], member.label)
+        else:
+            holder = self.slot()  # the student's files side by side, under the names the LMS gave
+            holder.mkdir(mode=0o700)
+            for path in member.paths:
+                data = read_regular_file(str(path), 64 << 20)
+                if data is None:
+                    continue
+                (holder / path.name).write_bytes(data)
+                stamp = os.lstat(path).st_mtime
+                os.utime(holder / path.name, (stamp, stamp))
+            prepared = self._folder(member.label, holder, real=False, base=str(member.paths[0].parent))
+        if member.student:
+            prepared.extra["student"] = member.student
+        return prepared
+
+    def _archive(self, label: str, archive: Path, *, depth: int, base: str, prefix: str = "") -> Prepared:
         name = prefix + archive.name
         dest = self.slot()
         try:
@@ -116,11 +154,12 @@ class Intake:
             return Prepared(label, empty, warnings=[f"{name} is {exc.word}: {exc}; nothing in it was graded"],
                             missing=f"no step file; found: {name} ({exc.word}: {exc})",
                             refused=f"{exc.word}: {exc}", nothing=True)
-        prepared = self._folder(label, unpacked.root, real=False, depth=depth, inside=name)
+        prepared = self._folder(label, unpacked.root, real=False, depth=depth, inside=name, base=base)
         prepared.warnings[:0] = [f"inside {name}: {note}" for note in unpacked.notes]
         return prepared
 
-    def _folder(self, label: str, folder: Path, *, real: bool, depth: int = 0, inside: str = "") -> Prepared:
+    def _folder(self, label: str, folder: Path, *, real: bool, base: str, depth: int = 0,
+                inside: str = "") -> Prepared:
         from attn_practice.grader.staff.locate import find_work
 
         where = find_work(folder)
@@ -132,7 +171,8 @@ class Intake:
         if not rec.anything and rec.zips and depth < MAX_NESTED_ARCHIVES:
             for z in rec.zips:
                 shown = os.path.join(inside or rel, z.rel) if (inside or rel) else z.rel
-                inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=shown[: -len(z.name)])
+                inner = self._archive(label, Path(z.path), depth=depth + 1, prefix=shown[: -len(z.name)],
+                                      base=os.path.join(base, rel, z.rel) if rel else os.path.join(base, z.rel))
                 if inner.refused:
                     rec.found = [f"{f} ({inner.refused})" if f == z.name else f for f in rec.found]
                     warnings += inner.warnings
@@ -151,11 +191,14 @@ class Intake:
         graded_path = str(where.folder) if real and rel else ""
         missing = rec.found_text()  # finish() says which file and function were looked for
         warnings += rec.warnings
-        sources = {sid: (src.entry.rel, src.text is None) for sid, src in rec.chosen.items()
-                   if src.kind is not SourceKind.EXACT or rec.spread}
+        shown = os.path.join(base, rel) if rel else base
+        sources = {sid: origin_for(os.path.join(shown, src.entry.rel), src.entry.rel, src.taken or _function(sid),
+                                   src.text, notebook=src.kind is SourceKind.NOTEBOOK)
+                   for sid, src in rec.chosen.items()
+                   if src.kind is not SourceKind.EXACT or src.text is not None or rec.spread or rel}
         if rec.in_place:
-            return Prepared(label, where.folder, graded_path, warnings, missing)
-        return Prepared(label, self._build(rec), graded_path, warnings, missing, sources=sources)
+            return Prepared(label, where.folder, graded_path, warnings, missing, sources=sources, base=shown)
+        return Prepared(label, self._build(rec), graded_path, warnings, missing, sources=sources, base=shown)
 
     def _build(self, rec: Recognised) -> Path:
         """A copy of the learner's importable files plus the generated step files."""
@@ -183,6 +226,12 @@ class Intake:
         return work
 
 
+def _function(step_id: str) -> str:
+    from attn_practice.grader.catalog import resolve_step
+
+    return resolve_step(step_id).function
+
+
 def _looks_like_zip(path: Path) -> bool:
     """A zip whatever its name (an LMS download called `submission`): its first bytes, read safely."""
     if path.suffix.lower() == ".zip":
@@ -201,26 +250,38 @@ def _looks_like_zip(path: Path) -> bool:
         os.close(fd)
 
 
-def prepare_all(intake: Intake, args: list[Path]) -> tuple[list[Prepared], list[str]]:
-    """Every argument's submission, and the arguments skipped (plain files), in order given."""
+def prepare_all(intake: Intake, args: list[Path], *, classes: bool = True) -> tuple[list[Prepared], list[str]]:
+    """Every argument's submission, in the order given (a class folder: each of its students,
+    when `classes`), and one line per folder graded as a class."""
+    from attn_practice.grader.staff.intake.classes import class_line, split_class
+
     prepared: list[Prepared] = []
-    skipped: list[str] = []
+    said: list[str] = []
     for arg in args:
-        try:
-            one = intake.prepare(arg)
-        except Exception as exc:  # noqa: BLE001 - one submission's shape never stops the others
-            empty = intake.slot()
-            empty.mkdir(mode=0o700)
-            why = f"{type(exc).__name__}: {exc}"[:300]
-            one = Prepared(str(arg), empty, warnings=[f"could not be read ({why}); nothing in it was graded"],
-                           missing=f"no step file; the submission could not be read ({why})", nothing=True)
-        if one is None:
-            skipped.append(str(arg))
-        else:
-            prepared.append(one)
-    return prepared, skipped
+        members = None
+        if classes and arg.is_dir() and not arg.is_symlink():
+            try:
+                members = split_class(arg)
+            except Exception:  # noqa: BLE001 - then it is graded as one submission
+                members = None
+        if not members:
+            prepared.append(_guarded(intake, str(arg), lambda a=arg: intake.prepare(a)))
+            continue
+        said.append(class_line(str(arg), members))
+        for m in members:
+            prepared.append(_guarded(intake, m.label, lambda m=m: intake.prepare_member(m)))
+    return prepared, said
 
 
+def _guarded(intake: Intake, label: str, make: Callable[[], Prepared]) -> Prepared:
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 - one submission's shape never stops the others
+        empty = intake.slot()
+        empty.mkdir(mode=0o700)
+        why = f"{type(exc).__name__}: {exc}"[:300]
+        return Prepared(label, empty, warnings=[f"could not be read ({why}); nothing in it was graded"],
+                        missing=f"no step file; the submission could not be read ({why})", nothing=True)
 
 
 # ------------------------------------------------------------ what `grade` says on stderr

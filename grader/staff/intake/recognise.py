@@ -12,7 +12,14 @@ For each step, candidates come in tiers; the first tier with any wins:
 Within a tier, several candidates (two versions of a step) are ordered by
 the rule users are told: a file that defines the function, and not as the
 untouched stub, first; then the NEWEST MODIFICATION TIME, then the SHORTEST
-PATH (then the name), and one is graded with a warning naming both. When the
+PATH (then the name), and one is graded with a warning naming both. Before
+times, the ATTEMPT an LMS wrote into the names (`lms`: Blackboard's attempt
+date, Canvas's upload id) decides: the later attempt wins, whatever the
+files' times say (an "all attempts" download gives every file one time).
+A file named `.txt` (`step3_softmax.py.txt`, `attention.txt`: some LMSs
+refuse `.py` uploads) counts as Python when it parses as Python. A step's
+own file without the step's function has its well-known alias or only
+compatible function graded (`aliases`). When the
 only files named for a step hold the untouched stub (a `start` workspace)
 and a module or notebook defines the function, that is graded instead, with
 a warning. Only the exact name with no rival is silent. Everything is read
@@ -27,6 +34,7 @@ from pathlib import Path
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.sandbox.submission import Entry, EntryKind, read_regular_file, walk
+from attn_practice.grader.staff.intake.aliases import guess, signature_text
 from attn_practice.grader.staff.intake.extract import (
     Chunk,
     Parsed,
@@ -35,7 +43,9 @@ from attn_practice.grader.staff.intake.extract import (
     is_stub,
     mentions_def,
     parse,
+    python_source,
 )
+from attn_practice.grader.staff.intake.lms import parse_name
 from attn_practice.grader.staff.intake.names import (
     function_key,
     is_notebook,
@@ -67,6 +77,9 @@ class Source:
     taken: str = ""  # the function's name in the learner's code, when not the contract's
     stub: bool = False  # the function is still the stub (`raise NotImplementedError`)
     origin: str = ""  # how to name it in a warning, when not its file name
+    attempt: tuple[int, ...] = ()  # the LMS's attempt, from the file's name (larger: later)
+    attempt_text: str = ""  # "Blackboard attempt 2024-03-04-22-10-45"
+    why_taken: str = ""  # why `taken` was graded for the step's function
 
     def rank(self) -> tuple[bool, bool, float, int, str]:
         return (not self.defines, self.stub, -self.mtime, len(self.entry.rel), self.entry.rel)
@@ -95,6 +108,7 @@ class Recognised:
     helper_folders: list[Path] = field(default_factory=list)  # their importable files go along
     #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
     extra_files: dict[str, bytes] = field(default_factory=dict)
+    lms_named: list[tuple[str, str, str]] = field(default_factory=list)  # (LMS, its file name, step file)
 
     @property
     def anything(self) -> bool:
@@ -103,7 +117,8 @@ class Recognised:
     @property
     def in_place(self) -> bool:
         """Every graded source is the step's own file: grade the folder as it is."""
-        return not self.spread and all(s.kind is SourceKind.EXACT for s in self.chosen.values())
+        return not self.spread and all(s.kind is SourceKind.EXACT and s.text is None
+                                       for s in self.chosen.values())
 
     def newest(self) -> float:
         return max((s.mtime for s in self.chosen.values()), default=0.0)
@@ -127,32 +142,54 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         if entry.name.startswith("."):
             continue
         note = ""
-        ex = step_for_name(entry.name, catalog)
+        lms = parse_name(entry.name) if entry.kind is EntryKind.FILE else None
+        if lms is not None and lms.receipt:
+            out.found.append(f"{entry.name} ({lms.lms.value}'s receipt for {lms.attempt_text})")
+            continue
+        name = lms.original if lms is not None and lms.original else entry.name
+        attempt = (lms.attempt, f"{lms.lms.value} {lms.attempt_text}") if lms is not None and lms.attempt else ((), "")
+        text_only = entry.kind is EntryKind.FILE and _plain_text(name)
+        ex = step_for_name(name[:-4] + ".py" if text_only else name, catalog)
+        if text_only and (ex is not None or len(codes) < max_code):
+            code = _code(entry, SourceKind.MODULE)
+            if code.parsed is None or code.parsed.unparsable or not code.parsed.statements:
+                ex = None  # text that is not Python: listed, never graded
+                note = "text, not Python" if code.parsed is not None and code.parsed.unparsable else ""
+            elif ex is None:
+                codes.append(code)
         if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
             # A step's file is graded as that step only (never mined for another step's function).
             kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
-            source = Source(kind, entry, defines=True, mtime=_mtime(entry))
+            source = Source(kind, entry, defines=True, mtime=_mtime(entry), attempt=attempt[0],
+                            attempt_text=attempt[1])
             named.setdefault(ex.id, []).append(source)
             if entry.kind is EntryKind.FILE:
                 step_files.append((source, ex))
-        elif entry.kind is EntryKind.FILE and (python_stem(entry.name) is not None or is_notebook(entry.name)):
+        elif text_only:
+            pass
+        elif entry.kind is EntryKind.FILE and (python_stem(name) is not None or is_notebook(name)):
             if len(codes) < max_code:
-                kind = SourceKind.NOTEBOOK if is_notebook(entry.name) else SourceKind.MODULE
+                kind = SourceKind.NOTEBOOK if is_notebook(name) else SourceKind.MODULE
                 code = _code(entry, kind)
                 codes.append(code)
                 note = code.problem
-        elif entry.kind is EntryKind.FILE and entry.name.lower().endswith(".zip"):
+        elif entry.kind is EntryKind.FILE and name.lower().endswith(".zip"):
             out.zips.append(entry)
         shown = entry.name + ("/" if entry.kind is EntryKind.DIR else "")
         out.found.append(f"{shown} ({note})" if note else shown)
     out.parsed = len(codes)
-    if codes or any(len(tier) > 1 for tier in named.values()):
+    everything = bool(codes) or any(len(tier) > 1 for tier in named.values())
+    for source, ex in step_files:
         # Whether a step file defines its function, or is still the stub, only decides between
-        # sources: one file per step and no other code (most of a class) is graded unparsed.
-        for source, ex in step_files:
-            parsed = _code(source.entry, SourceKind.MODULE).parsed
-            source.defines = parsed is not None and defines(parsed, ex.function)
-            source.stub = parsed is not None and is_stub(parsed, ex.function)
+        # sources: one file per step, naming its function, and no other code (most of a class)
+        # is graded unparsed.
+        if not everything and _names_function(source.entry, ex.function):
+            continue
+        parsed = _code(source.entry, SourceKind.MODULE).parsed
+        source.defines = parsed is not None and defines(parsed, ex.function)
+        source.stub = parsed is not None and is_stub(parsed, ex.function)
+        if parsed is not None and not source.defines and not parsed.unparsable:
+            _other_name(out, source, ex, parsed)
     _written(codes, named, out, catalog)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
@@ -165,11 +202,15 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
                 tier = real
         if not tier:
             continue
-        tier.sort(key=Source.rank)
+        _order(tier)
         best = tier[0]
         out.chosen[ex.id] = best
         _explain(out, ex, best, tier[1:])
     _explain_taken(out, catalog)
+    if out.lms_named:
+        systems = " and ".join(dict.fromkeys(lms for lms, _, _ in out.lms_named))
+        listed = ", ".join(f"{name} as {file}" for _, name, file in out.lms_named)
+        out.warnings.insert(0, f"graded the files as {systems} named them in its download: {listed}")
     used = {src.entry.rel for src in out.chosen.values()}
     for code in codes:  # the learner's own code that Python cannot read: say where, whatever was graded
         for chunk, err in (code.parsed.unparsable if code.parsed is not None else ()):
@@ -196,20 +237,43 @@ def _code(entry: Entry, kind: SourceKind) -> Code:
     data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
     if data is None:
         return Code(entry, kind, None, "unreadable or over 1 MiB")
-    text = _decode(data)
+    text, problem = python_source(data, entry.name)
+    if problem:  # Python would refuse the bytes: say where, as it would
+        return Code(entry, kind, Parsed([], [(Chunk(entry.name, text), problem)]), "not valid in any encoding")
     parsed = parse([Chunk(entry.name, text)])
     return Code(entry, kind, parsed, "does not parse" if parsed.unparsable else "")
 
 
-def _decode(data: bytes) -> str:
-    """Source as Python would read it (a BOM, a coding line); else Latin-1, which never fails."""
-    import io
-    import tokenize
+def _plain_text(name: str) -> bool:
+    """`attention.txt`, `step3_softmax.txt`: maybe Python an LMS made into text (`.py.txt` is Python already)."""
+    low = name.lower()
+    return low.endswith(".txt") and python_stem(name) is None and not is_notebook(name)
 
-    try:
-        return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return data.decode("latin-1")
+
+def _names_function(entry: Entry, function: str) -> bool:
+    """Whether the file's bytes mention the function at all (if not, it is looked for under another name)."""
+    import re
+
+    data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
+    return data is None or re.search(rb"\b" + function.encode() + rb"\b", data) is not None
+
+
+def _other_name(out: Recognised, source: Source, ex: Exercise, parsed: Parsed) -> None:
+    """A step's own file without the step's function: its alias or only compatible function, if one."""
+    found = guess(parsed, ex.function, own_file=True)
+    if found.chosen:
+        data = read_regular_file(source.entry.path, MAX_SOURCE_BYTES) or b""
+        text, _ = python_source(data, source.entry.name)
+        alias = f"\n{ex.function} = {found.chosen}  # attn-practice: the contract's name\n"
+        source.text = (text if text.endswith("\n") or not text else text + "\n").encode() + alias.encode()
+        source.taken, source.defines = found.chosen, True
+        source.origin = source.origin or ""
+        source.why_taken = f"{signature_text(parsed, found.chosen)} is {found.why}"
+    elif found.rivals:
+        listed = ", ".join(signature_text(parsed, n) for n in found.rivals)
+        out.warnings.append(f"{ex.id}: {source.entry.rel} has no function named {ex.function}, and "
+                            f"{len(found.rivals)} could be meant ({listed}); none was graded: rename "
+                            f"the one you mean {ex.function}")
 
 
 def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
@@ -219,6 +283,8 @@ def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
         if code.parsed is None:
             continue
         name = ex.function if defines(code.parsed, ex.function) else _near_function(code.parsed, ex.function)
+        if name is None:
+            name = guess(code.parsed, ex.function, own_file=False).chosen or None
         if name is not None:
             text = extract(code.parsed, name)
             if text is not None:
@@ -230,9 +296,11 @@ def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
                                     stub=is_stub(code.parsed, name)))
             continue
         # Code that does not parse but has the `def`: graded, so the learner sees the syntax error.
-        for chunk, _err in code.parsed.unparsable:
+        for chunk, err in code.parsed.unparsable:
             if mentions_def(chunk.source, ex.function):
-                found.append(Source(code.kind, code.entry, True, chunk.source.encode(), _mtime(code.entry)))
+                raw = code.kind is SourceKind.MODULE and "not valid in any encoding" in err  # refused as Python would
+                text = (read_regular_file(code.entry.path, MAX_SOURCE_BYTES) if raw else None) or chunk.source.encode()
+                found.append(Source(code.kind, code.entry, True, text, _mtime(code.entry)))
                 break
     return found
 
@@ -264,15 +332,36 @@ def _written(codes: list[Code], named: dict[str, list[Source]], out: Recognised,
                 stub=is_stub(parsed, ex.function), origin=f"{name} as written by %%writefile in {code.entry.rel}"))
 
 
+def _order(tier: list[Source]) -> None:
+    """Best first: defines it (not as the stub); then the LMS's latest attempt when every
+    candidate carries one; then the documented RULE."""
+    tier.sort(key=Source.rank)
+    if len(tier) > 1 and all(s.attempt for s in tier):
+        tier.sort(key=lambda s: (not s.defines, s.stub, tuple(-a for a in s.attempt)))
+
+
 def _explain(out: Recognised, ex: Exercise, best: Source, rivals: list[Source]) -> None:
     name = best.origin or best.entry.rel
-    if best.kind is SourceKind.NAMED:
+    lms = parse_name(best.entry.name)
+    if best.kind is SourceKind.NAMED and lms is not None and lms.original == ex.file:
+        out.lms_named.append((lms.lms.value, name, ex.file))  # one warning for all of them (below)
+    elif best.kind is SourceKind.NAMED:
         out.warnings.append(f"{ex.id}: graded {name} as {ex.file} (the file is not named {ex.file})")
+    if _plain_text(best.entry.name):
+        out.warnings.append(f"{ex.id}: graded {name} as Python source: its name ends in .txt (some LMSs "
+                            f"refuse .py uploads), and its text parses as Python")
     if best.taken:
+        why = f": {best.why_taken}" if best.why_taken else ""
         out.warnings.append(f"{ex.id}: no function named {ex.function}; graded {best.taken} from {name} "
-                            f"in its place (rename it {ex.function})")
+                            f"in its place{why} (rename it {ex.function})")
     if rivals:
         others = ", ".join(r.origin or r.entry.rel for r in rivals)
+        if best.attempt and all(r.attempt for r in rivals) and best.defines == all(r.defines for r in rivals):
+            beaten = ", ".join(f"{r.origin or r.entry.rel} is {r.attempt_text}" for r in rivals)
+            out.warnings.append(f"{ex.id}: {len(rivals) + 1} attempts ({name}, {others}); graded {name}, the "
+                                f"latest by what the LMS wrote in the names: it is {best.attempt_text}, "
+                                f"{beaten} (file times are not used: an LMS download gives every file one)")
+            return
         out.warnings.append(f"{ex.id}: {len(rivals) + 1} candidate versions ({name}, {others}); graded "
                             f"{name} (rule: a file defining {ex.function} first, then {RULE})")
 

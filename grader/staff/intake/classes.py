@@ -1,0 +1,183 @@
+"""A folder of a class is a class: one submission per student, as `otter grade -p DIR` does.
+
+`grade DIR` where DIR holds no step file itself but many students' work
+(an LMS bulk download, unpacked) grades each as its own submission:
+
+- files named by an LMS (`lms`) are grouped by student: a flat Canvas or
+  Blackboard download (every student's files side by side) becomes one
+  submission per student; a Moodle per-student folder is one submission,
+  named by the folder Moodle named for the student;
+- any other subfolder, zip, notebook or module holding work is one submission.
+
+A folder stays ONE submission when its top level holds a step file, when
+only one thing in it holds work, or when its parts hold different steps
+(`Step 1/`, `Step 2/`; `part1.ipynb`, `part2.ipynb`), or a notebook and its
+`.py` export (the same name). Nothing here runs or parses learner code
+beyond looking for `def` lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.sandbox.submission import read_regular_file
+from attn_practice.grader.staff.intake.lms import LmsName, parse_name
+from attn_practice.grader.staff.intake.names import is_notebook, python_stem, step_for_name
+
+_SKIP = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "env", "__MACOSX"}
+MAX_MEMBERS = 20_000
+_CODE_BYTES = 32 << 20
+
+
+@dataclass
+class Member:
+    """One student's submission inside a class folder."""
+
+    label: str  # what the report calls it
+    paths: list[Path] = field(default_factory=list)  # one folder/zip/file, or one student's LMS files
+    kind: str = "folder"  # how the one line counts it
+    student: str = ""  # the student's name, when an LMS name gives it
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted((e for e in it if not e.name.startswith((".", "._")) and e.name not in _SKIP),
+                          key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _steps_in_code(path: str) -> frozenset[str]:
+    """Steps whose function a module or notebook defines (by its `def` lines; nothing is run)."""
+    data = read_regular_file(path, _CODE_BYTES)
+    if data is None:
+        return frozenset()
+    found = set()
+    for ex in load_catalog():
+        if re.search(rb"def\s+" + ex.function.encode() + rb"\s*\(", data):
+            found.add(ex.id)
+    return frozenset(found)
+
+
+def _kind_of_file(name: str) -> str:
+    low = name.lower()
+    if is_notebook(name):
+        return "notebook"
+    if low.endswith(".zip"):
+        return "zip"
+    if python_stem(name) is not None or low.endswith(".txt"):
+        return "module"
+    return ""
+
+
+def _stem(name: str) -> str:
+    low = name.lower()
+    for suffix in (".ipynb.json", ".ipynb.txt", ".ipynb", ".py.txt", ".py", ".txt"):
+        if low.endswith(suffix):
+            return low[: -len(suffix)]
+    return low
+
+
+def split_class(folder: Path) -> list[Member] | None:
+    """The submissions in a class folder; None when `folder` is one submission."""
+    entries = _entries(folder)
+    lms = {e.name: parse_name(e.name) for e in entries}
+    students = {n.student for n in lms.values() if n is not None}
+    if len(students) >= 2:
+        return _by_lms(folder, entries, lms)
+    if students:  # one student's LMS download (attempts side by side): one submission
+        return None
+    catalog = load_catalog()
+    if any(e.is_file(follow_symlinks=False) and step_for_name(e.name, catalog) for e in entries):
+        return None
+    items: list[tuple[Member, frozenset[str]]] = []
+    stems: dict[str, int] = {}
+    for e in entries:
+        member, steps = _item(folder, e)
+        if member is None:
+            continue
+        if member.kind in ("notebook", "module"):
+            stem = _stem(e.name)
+            if stem in stems:  # a notebook and its .py export: one piece of work
+                first = items[stems[stem]]
+                items[stems[stem]] = (first[0], first[1] | steps)
+                continue
+            stems[stem] = len(items)
+        items.append((member, steps))
+    if len(items) < 2 or _disjoint([steps for _, steps in items]):
+        return None
+    return [m for m, _ in items][:MAX_MEMBERS]
+
+
+def _item(folder: Path, e: os.DirEntry[str]) -> tuple[Member | None, frozenset[str]]:
+    label = os.path.join(str(folder), e.name)
+    if e.is_dir(follow_symlinks=False):
+        from attn_practice.grader.staff.locate import find_work
+
+        rec = find_work(Path(e.path)).recognised
+        if not (rec.anything or rec.zips):
+            return None, frozenset()
+        return Member(label, [Path(e.path)], "folder"), frozenset(rec.chosen) or frozenset({"zip:" + e.name})
+    if not e.is_file(follow_symlinks=False):
+        return None, frozenset()
+    kind = _kind_of_file(e.name)
+    if kind == "zip":
+        return Member(label, [Path(e.path)], "zip"), frozenset({"zip:" + e.name})
+    if kind:
+        steps = _steps_in_code(e.path)
+        if steps:
+            return Member(label, [Path(e.path)], kind), steps
+    return None, frozenset()
+
+
+def _disjoint(sets: list[frozenset[str]]) -> bool:
+    """Each part holds different steps: one piece of work, spread out."""
+    seen: set[str] = set()
+    for s in sets:
+        if seen & s:
+            return False
+        seen |= s
+    return True
+
+
+def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsName | None]) -> list[Member]:
+    groups: dict[str, Member] = {}
+    out: list[Member] = []
+    for e in entries:
+        name = lms[e.name]
+        if name is None:  # not named by the LMS: its own submission, if it holds work
+            member, _ = _item(folder, e)
+            if member is not None:
+                out.append(member)
+            continue
+        if e.is_dir(follow_symlinks=False):
+            if name.original == "" and "onlinetext" in e.name:
+                continue  # Moodle's online-text folder: no files
+            member = Member(os.path.join(str(folder), e.name), [Path(e.path)], f"{name.lms.value} student folder",
+                            name.person)
+            out.append(member)
+            continue
+        key = name.student
+        if key not in groups:
+            groups[key] = Member(os.path.join(str(folder), key), [], f"{name.lms.value}-named student",
+                                 name.person)
+            out.append(groups[key])
+        groups[key].paths.append(Path(e.path))
+    return [m for m in out if m.paths][:MAX_MEMBERS]
+
+
+def class_line(folder: str, members: list[Member]) -> str:
+    """The one line that says a folder was graded as a class."""
+    kinds = Counter(m.kind for m in members)
+    parts = ", ".join(f"{n} {k}{'s' if n > 1 and not k.endswith('s') else ''}" for k, n in kinds.most_common())
+    return (f"{folder} holds a class, not one submission: graded {len(members)} submissions, each on its "
+            f"own row ({parts}); give one of them to grade it alone")
+
+
+__all__ = ["Member", "class_line", "split_class"]
