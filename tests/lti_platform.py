@@ -65,6 +65,7 @@ class Platform:
         self.token_audience = token_audience  # what the assertion's aud must be (else the token URL)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.kid = KID
         self.tool_base = ""  # the tool's base URL (set once the tool runs)
         self.tool_public_jwks: dict[str, Any] | None = None  # else fetched from the tool's /lti/jwks
         self.lock = threading.Lock()
@@ -112,7 +113,12 @@ class Platform:
 
     def jwks(self) -> dict[str, Any]:
         jwk = json.loads(RSAAlgorithm.to_jwk(self.key.public_key()))
-        return {"keys": [{**jwk, "kid": KID, "alg": "RS256", "use": "sig"}]}
+        return {"keys": [{**jwk, "kid": self.kid, "alg": "RS256", "use": "sig"}]}
+
+    def rotate_key(self) -> None:
+        """A new signing key under a new kid; the old one leaves the key set at once."""
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.kid = f"platform-key-{secrets.token_hex(4)}"
 
     # -------------------------------------------------------------- the id_token
     def id_token(self, user: str, mode: str, nonce: str) -> str:
@@ -155,7 +161,7 @@ class Platform:
             claims["iat"] = now + 600
         elif mode == "no_lineitem":  # the tool may create its own line item
             del claims[AGS]["lineitem"]
-        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": KID})
+        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": self.kid})
 
     # -------------------------------------------------------------- HTTP
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,8 @@ import pytest
 from lti_platform import USERS, Platform
 from serve_helpers import wait_until
 from test_host_support import HostProcess, console_script
+
+from attn_practice.grader.host.lti.platform_keys import MIN_REFRESH
 
 pytestmark = pytest.mark.slow
 
@@ -130,6 +133,15 @@ def test_the_login_redirect_and_the_state_cookie(tool, platform):
     launch(h, platform, "ann", client=ok)
     session = [x for x in ok.cookies.jar if x.name == "attnp_learner"]
     assert session and session[0].has_nonstandard_attr("HttpOnly")
+
+
+def test_a_platform_key_rotation_is_followed(tool, platform):
+    h, _ = tool
+    assert launch(h, platform, "ann").status_code == 200  # the tool has the key set cached now
+    platform.rotate_key()
+    time.sleep(MIN_REFRESH + 0.5)  # past the refetch floor (a bound on refetches, not a timing claim)
+    got = launch(h, platform, "ann")
+    assert got.status_code == 200, got.text  # the unknown kid made the tool fetch the key set again
 
 
 def test_clock_skew_within_a_minute_is_accepted(tool, platform):

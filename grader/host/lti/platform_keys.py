@@ -17,7 +17,7 @@ from jwt.exceptions import PyJWKError, PyJWKSetError
 from attn_practice.grader.host.lti import http
 
 TTL = 3600.0
-MIN_REFRESH = 10.0
+MIN_REFRESH = 2.0
 
 
 class KeyCache:
