@@ -179,3 +179,38 @@ def test_an_export_names_both_learners_under_one_old_id_and_report_keeps_both(tm
         assert clashes(t) == []
     finally:
         h.stop()
+
+
+def test_the_instructor_page_shows_the_clash_and_settles_it(tmp_path):
+    from browser import browser
+
+    h = HostProcess(tmp_path / "class", "--ask-student-id")
+    try:
+        join(h, "Ada", "S55")
+        assert join(h, "Bea", "s55")[1].status_code == 409
+        with browser(1280, 900) as b:
+            b.get(f"{h.base}/teach?key={h.key}")
+            b.wait_for(lambda d: "Bea tried to join with student id s55, held by Ada" in
+                       d.find_element("id", "id-conflicts").text, message="no clash on the page")
+            button = next(x for x in b.find_elements("css selector", "#id-conflicts button")
+                          if x.text == "Give it to Bea")
+            button.click()
+            b.wait_for(lambda d: "No student-id clashes" in d.find_element("id", "id-conflicts").text,
+                       message="the clash stayed after settling it")
+            assert "ask Bea to join again" in b.find_element("id", "ids-status").text
+            assert join(h, "Bea", "s55")[1].status_code == 200
+            # the holder gets their right id from the same panel
+            from selenium.webdriver.support.ui import Select
+
+            b.wait_for(lambda d: len(d.find_elements("css selector", "#set-id-learner option")) == 2,
+                       message="the learner list never showed both")
+            Select(b.find_element("id", "set-id-learner")).select_by_visible_text("Ada")
+            b.find_element("id", "set-id-value").send_keys("S56")
+            b.find_element("css selector", "#set-student-id button").click()
+            b.wait_for(lambda d: d.find_element("id", "ids-status").text == "Student id set.",
+                       message="setting the id failed")
+        t, _ = teacher(h)
+        ids = {r["name"]: r["student_id"] for r in t.get("/teach/api/class").json()["grid"]}
+        assert ids == {"Ada": "S56", "Bea": "s55"}
+    finally:
+        h.stop()

@@ -163,12 +163,22 @@ const idPanel = (() => {
   out.append(mk("input", { type: "hidden", name: "csrf", value: token }),
     mk("button", { type: "submit", id: "sign-out" }, "Sign out"));
   const everywhere = mk("button", { type: "button", id: "sign-out-everywhere" }, "Sign out everywhere");
+  const setId = mk("form", { id: "set-student-id", class: "inline" });
+  const who = mk("select", { id: "set-id-learner", "aria-label": "Learner" });
+  const newId = mk("input", { id: "set-id-value", maxlength: "64", "aria-label": "Student id (empty: none)" });
+  setId.append("Set a learner's student id: ", who, " ", newId, " ", mk("button", { type: "submit" }, "Set id"));
+  setId.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (await act("/teach/api/student-id", { learner: who.value, student_id: newId.value })) {
+      say.textContent = "Student id set."; newId.value = "";
+    }
+  });
   const tools = mk("p");
   tools.append(out, " ", everywhere);
   sec.append(mk("h2", { id: "ids-h" }, "Student ids and sign-ins"),
     mk("p", { class: "small dim" }, "A student id belongs to one learner: a second claim is refused and shown here for you to settle. " +
       "“Sign out everywhere” ends every instructor sign-in (after a leaked link or a shared computer)."),
-    list, say, tools);
+    list, setId, say, tools);
   (document.getElementById("main") || document.body).append(sec);
 
   async function act(path, body) {
@@ -190,6 +200,10 @@ const idPanel = (() => {
   }
 
   return function draw(d) {
+    const chosen = who.value;
+    who.replaceChildren(...(d.grid || []).map((r) => mk("option", { value: r.learner },
+      r.student_id ? `${r.name} (${r.student_id})` : r.name)));
+    if (chosen) who.value = chosen;
     list.replaceChildren();
     const clashes = d.id_conflicts || [];
     if (!clashes.length) { list.append(mk("li", { class: "dim" }, "No student-id clashes.")); return; }
@@ -211,60 +225,6 @@ const idPanel = (() => {
   };
 })();
 function drawIdConflicts(d) { idPanel(d); }
-
-// ------------------------------------------------------------------ the LMS gradebook (LTI 1.3)
-// Self-contained: shown only when an LMS is registered (`host lti register`). Each score waiting
-// for the LMS, sent, or failing with the LMS's own answer; the roster import from the course.
-(function ltiPanel() {
-  const main = document.getElementById("main");
-  if (!main) return;
-  const token = document.querySelector('meta[name="attnp-token"]').content;
-  const mk = (tag, attrs, text) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
-  const section = mk("section", { id: "lti", "aria-labelledby": "lti-h", class: "lti-panel", hidden: "" });
-  const counts = mk("p", { id: "lti-counts", role: "status", "aria-live": "polite" });
-  const list = mk("ul", { id: "lti-unsent" });
-  const say = mk("p", { id: "lti-say", class: "small", role: "status", "aria-live": "polite" });
-  const roster = mk("button", { type: "button", id: "lti-roster" }, "Import the course roster");
-  section.append(mk("h2", { id: "lti-h" }, "LMS gradebook"), counts, list, roster, say);
-  main.append(section);
-
-  roster.addEventListener("click", async () => {
-    say.textContent = "Importing…";
-    try {
-      const res = await fetch("/teach/api/lti/roster", { method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-Attn-Token": token }, body: "{}" });
-      const d = await res.json().catch(() => ({}));
-      if (!res.ok) { say.textContent = d.error || `error ${res.status}`; return; }
-      const done = (d.imported || []).map((c) => `${c.course}: ${c.members} learners, ${c.added} new`);
-      const failed = (d.failed || []).map((c) => `${c.course ? c.course + ": " : ""}${c.error}`);
-      say.textContent = [...done, ...failed].join(" · ") || "Nothing to import.";
-    } catch (e) { say.textContent = "The class server is not answering; try again in a moment."; }
-  });
-
-  async function refresh() {
-    let d;
-    try {
-      const res = await fetch("/teach/api/lti", { credentials: "same-origin" });
-      if (!res.ok) return;
-      d = await res.json();
-    } catch (e) { return; }
-    section.hidden = !(d.platforms || []).length;
-    const s = d.scores || {};
-    counts.textContent = `Scores for the LMS: ${s.sent || 0} sent, ${s.pending || 0} waiting, ${s.failing || 0} failing.`;
-    list.replaceChildren(...(d.unsent || []).map((u) => mk("li", { "data-state": u.state },
-      `${u.learner}: ${u.score} / ${u.max} — ${u.state === "failing"
-        ? `the LMS refused it (${u.answer}); tried ${u.attempts} times, next try in ${Math.round(u.next_try_in)} s`
-        : "waiting to be sent"}`)));
-    roster.hidden = !(d.courses || []).some((c) => c.roster);
-  }
-  refresh();
-  setInterval(refresh, 10000);
-})();
 
 // ------------------------------------------------------------------ the LMS gradebook (LTI 1.3)
 // Self-contained: shown only when an LMS is registered (`host lti register`). Each score waiting
