@@ -34,6 +34,7 @@ import pytest
 from attn_practice.grader.engine.plugin import (
     _step_of,
     _SuitePlugin,
+    _test_name,
     clean_pytest_env,
     run_suites,
     suite_args,
@@ -84,12 +85,17 @@ class SuiteSession:
     def covers(self, step_ids: Sequence[str]) -> bool:
         return self.open and set(step_ids) <= self.step_ids
 
-    def run(self, contexts: dict[str, StepContext]) -> dict[str, list[TestResult]]:
-        """The outcomes of the collected tests of `contexts`' steps, as `run_suites` returns them."""
+    def run(self, contexts: dict[str, StepContext],
+            only: frozenset[str] = frozenset()) -> dict[str, list[TestResult]]:
+        """The outcomes of the collected tests of `contexts`' steps, as `run_suites` returns them.
+
+        `only`: run just the tests of these names (as reports name them; confirming a timeout).
+        """
         assert self.config is not None and self.session is not None
         plugin = self.plugin
         plugin.begin(contexts)  # one submission's outcomes and failures only
-        items = [item for item in self.items if _step_of(item) in contexts]
+        items = [item for item in self.items if _step_of(item) in contexts
+                 and (not only or _test_name(item) in only)]
         # Fixtures are set up and torn down for the items that run the whole protocol only:
         # each of those is followed, as far as pytest knows, by the next such item.
         protocol = [item for item in items if id(item) not in self.call_only]
@@ -166,6 +172,8 @@ class SuiteRunner:
         self.reuse = reuse
         self.reuse_from = 2
         self.runs = 0
+        #: run only the tests of these names (see `SuiteSession.run`); needs the session
+        self.only: frozenset[str] = frozenset()
         self.session: SuiteSession | None = None
         self.failed = False  # a session that could not start is not tried again
 
@@ -175,7 +183,7 @@ class SuiteRunner:
             if self.session is None or not self.session.open:
                 self.session = self._start()
             if self.session is not None and self.session.covers(list(contexts)):
-                return self.session.run(contexts)
+                return self.session.run(contexts, self.only)
         SuiteRunner.fresh_runs += 1
         return run_suites(contexts, self.extra, self.replay, shrink=self.shrink)
 
