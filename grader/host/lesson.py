@@ -28,6 +28,8 @@ from attn_practice.grader.results import GradeReport
 from attn_practice.grader.teaching.web import render
 
 MAX_FILE_BYTES = 1024 * 1024
+#: the stored report's extra key for the check's worked-example HTML (GradeReport ignores it)
+WORKED_KEY = "worked_html"
 HISTORY_LIMIT = 100
 #: what one learner's versions may hold in all: a class's disk is not one learner's to fill
 LEARNER_QUOTA = 64 * 1024 * 1024
@@ -167,7 +169,7 @@ class Lesson:
         report = GradeReport.from_dict(row.report)
         if not report.steps:
             return None
-        answer = self._answer(learner, ex, report.steps[0], "")
+        answer = self._answer(learner, ex, report.steps[0], str(row.report.get(WORKED_KEY) or ""))
         return {**answer, "version": row.version_id, "checked_at": row.created,
                 "stale": row.version_id != version}
 
@@ -257,8 +259,11 @@ class Lesson:
                     "html": f'<p class="error">{render.esc(why)}</p>', "version": version,
                     "next": None, "seconds": result.get("seconds", 0),
                     "waited": result.get("waited", 0), "counted": False}
-        row = self.store.save_report(learner.id, ex.id, version, result["report"])
-        answer = self._answer(learner, ex, report.steps[0], str(result.get("worked_html") or ""))
+        worked = str(result.get("worked_html") or "")
+        # the worked example is kept beside the report: a reload shows all the learner saw
+        row = self.store.save_report(learner.id, ex.id, version,
+                                     {**result["report"], WORKED_KEY: worked} if worked else result["report"])
+        answer = self._answer(learner, ex, report.steps[0], worked)
         return {**answer, "version": version, "checked_at": row.created, "stale": False,
                 "seconds": result.get("seconds", 0), "waited": result.get("waited", 0),
                 "counted": True}
