@@ -12,6 +12,7 @@ tool creates, and the private key never served or logged.
 from __future__ import annotations
 
 import html
+import json
 import re
 import subprocess
 import time
@@ -165,6 +166,11 @@ def test_same_person_is_one_learner_and_instructors_need_no_key(tool, platform):
     cls = t.get(f"{h.base}/teach/api/class")
     assert cls.status_code == 200
     assert cls.text.count("Ben Okafor") >= 1 and "Dr. Tess Teacher" not in cls.text
+    # §7's rules hold for LTI sessions: no change without the page's token, no instructor API for learners
+    assert t.post(f"{h.base}/teach/api/lti/roster", json={}).status_code == 403
+    assert a.post(f"{h.base}/teach/api/lti/roster", json={}).status_code == 403
+    assert a.get(f"{h.base}/teach/api/lti").status_code == 403
+    assert t.get(f"{h.base}/teach/api/lti").json()["platforms"] == [platform.issuer]
 
 
 def test_registration_takes_effect_in_a_running_class(tool, platform, tmp_path):
@@ -209,6 +215,11 @@ def test_keys_served_public_only_rotated_and_still_trusted(tool, platform):
     assert all(set(k) == {"kty", "n", "e", "kid", "alg", "use"} for k in jwks["keys"])
     config = cli("config", str(data), "--url", h.base)
     assert "PRIVATE" not in config.stdout and '"d"' not in config.stdout
+    pasted = json.loads(config.stdout)
+    assert (pasted["oidc_initiation_url"], pasted["target_link_uri"], pasted["public_jwk_url"]) == (
+        f"{h.base}/lti/login", f"{h.base}/lti/launch", f"{h.base}/lti/jwks")
+    assert pasted["jwks"] == jwks and pasted["public_jwk"] == jwks["keys"][0]
+    assert cli("config", str(data), "--url", "http://practice.example.org").returncode != 0
     first_kid = jwks["keys"][0]["kid"]
     ann = httpx.Client(timeout=60)
     launch(h, platform, "ann", client=ann)

@@ -28,6 +28,7 @@ LEASE = 30.0
 MAX_WAIT = 120.0
 #: reports saved this long before the last poll are looked at again (commits land late)
 OVERLAP = 30.0
+WARN_EVERY = 60.0
 
 
 def backoff(attempts: int) -> float:
@@ -40,6 +41,7 @@ class Sender:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="attnp-lti-sender", daemon=True)
         self._since = 0.0
+        self._warned = -WARN_EVERY
 
     def start(self) -> Sender:
         self._thread.start()
@@ -63,8 +65,16 @@ class Sender:
             except StoreUnavailable:
                 pass  # the database is away: the queue waits in it
             except Exception as exc:  # noqa: BLE001 - the sender must outlive any one bad row
-                print(f"attn-practice host: LTI score sender: {type(exc).__name__}: {exc}", file=sys.stderr)
+                self._warn(f"{type(exc).__name__}: {exc}")
             self._stop.wait(TICK)
+
+    def _warn(self, what: str) -> None:
+        """One line on stderr, at most once a minute (the terminal stays readable, CONTRACT §7.1)."""
+        now = time.monotonic()
+        if now - self._warned >= WARN_EVERY:
+            self._warned = now
+            print(f"attn-practice host: the LMS score sender failed ({what}); scores stay queued. "
+                  "This is a bug in attn-practice.", file=sys.stderr)
 
     def sync_recent(self) -> None:
         now = time.time()
