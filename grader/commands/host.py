@@ -38,6 +38,7 @@ def host() -> None:
 
     \b
       attn-practice host [DATA_DIR] [--course FILE] [--bind ADDR] [--port N] [--db URL] [--dask ADDRESS]
+                         [--log FILE]
       attn-practice host export DATA_DIR --format json|csv
       attn-practice host backup DATA_DIR OUT
       attn-practice host set-password DATA_DIR
@@ -45,13 +46,18 @@ def host() -> None:
 
     DATA_DIR (default ./attn-class) keeps the class: learners, every saved
     version, every check. The first lines printed are the class's address,
-    the instructor link (keep it private) and the join link for learners.
-    Serving's options: `attn-practice host serve --help`.
+    the instructor link (keep it private) and the join link for learners;
+    then only warnings and a summary line a minute (--log FILE keeps a line
+    per request and check). A class kept in PostgreSQL (--db) is noted in
+    DATA_DIR without its password, so export, backup and set-password on
+    DATA_DIR find it. Serving's options: `attn-practice host serve --help`.
+    Guide: docs/hosting.md.
 
     \b
     Examples:
-      attn-practice host ./my-class --course course.yaml
+      attn-practice host ./my-class --course my-course/course.yaml   # course init my-course/ makes one
       attn-practice host export ./my-class --format json --out class.json
+      attn-practice report class.json        # class.html: every mistake met in the session, too
     """
 
 
