@@ -12,6 +12,7 @@ diverging stage marked, and what to do next.
 
 from __future__ import annotations
 
+import enum
 import html
 import re
 from collections.abc import Sequence
@@ -31,7 +32,19 @@ MARKS = {
     Status.SKIPPED: ("–", "skipped"),
 }
 MAX_DETAILED_FAILURES = 2
+
+
+class Audience(enum.Enum):
+    """Who reads the page: a learner beside their workspace folder (`serve`), or in a hosted
+    class's page, who has no folder, no terminal and no `attn-practice` command."""
+
+    WORKSPACE = "workspace"
+    HOSTED = "hosted"
+
+
 OUTPUT_LIMIT = 1500
+#: a <pre> may scroll sideways (long lines): a keyboard user must be able to reach it (WCAG 2.1.1)
+_SCROLLS = ' tabindex="0"'
 _CONTROL = {c: "\ufffd" for c in [*range(0, 9), 11, 12, *range(14, 32), 127]}
 
 
@@ -90,7 +103,7 @@ def markdown(text: str) -> str:
             while i < len(lines) and not lines[i].strip().startswith("```"):
                 code.append(lines[i])
                 i += 1
-            out.append(f'<pre class="code"><code>{esc(chr(10).join(code))}</code></pre>')
+            out.append(f'<pre class="code"{_SCROLLS}><code>{esc(chr(10).join(code))}</code></pre>')
         elif not stripped:
             flush()
         elif m := re.match(r"(#{1,4})\s+(.*)", stripped):
@@ -111,7 +124,7 @@ def markdown(text: str) -> str:
             while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
                 code.append(lines[i][4:])
                 i += 1
-            out.append(f'<pre class="code"><code>{esc(chr(10).join(code).rstrip())}</code></pre>')
+            out.append(f'<pre class="code"{_SCROLLS}><code>{esc(chr(10).join(code).rstrip())}</code></pre>')
             continue
         else:
             if items:
@@ -124,7 +137,7 @@ def markdown(text: str) -> str:
 
 # ------------------------------------------------------------------ the report
 def _pre(text: str, cls: str = "") -> str:
-    return f'<pre class="{cls}">{esc(text.rstrip())}</pre>' if text.strip() else ""
+    return f'<pre class="{cls}"{_SCROLLS}>{esc(text.rstrip())}</pre>' if text.strip() else ""
 
 
 def _bounded(text: str, limit: int) -> str:
@@ -154,7 +167,7 @@ def _details(text: str) -> str:
         mark = ('<span class="tag">worst element ▸</span> ' if worst else
                 '<span class="tag">tolerance ▸</span> ' if tol else "")
         rows.append(f"<span{cls}>{mark}{esc(line)}</span>")
-    return '<pre class="details">' + "\n".join(rows) + "</pre>"
+    return f'<pre class="details"{_SCROLLS}>' + "\n".join(rows) + "</pre>"
 
 
 def short_paths(text: str, root: str) -> str:
@@ -164,7 +177,25 @@ def short_paths(text: str, root: str) -> str:
     return text.replace(f'File "{root.rstrip("/")}/', 'File "')
 
 
-def failure_html(t: TestResult, step: StepResult, root: str = "") -> str:
+def _repro_html(f: Any, step: StepResult, audience: Audience) -> str:
+    """The lines that reproduce the failing call, with where to run them for this reader."""
+    lines = repro_snippet(f, step)
+    if not lines:
+        return ""
+    if audience is Audience.WORKSPACE:
+        return (f'<p class="label">Reproduce it (run Python in the folder that holds '
+                f'{esc(step.file)}):</p>{_pre(chr(10).join(lines), "repro")}')
+    # No folder to import from: the learner's function is pasted above these lines instead.
+    own = f"from {step.file.removesuffix('.py')} import " if step.file else "\0"
+    lines = [kept for line in lines
+             if (kept := "; ".join(p for p in line.split("; ") if not p.startswith(own)))]
+    what = f"your <code>{esc(step.function)}</code> from the editor" if step.function else "your code"
+    return (f'<p class="label">Reproduce it in a Python notebook (Jupyter, Colab): paste {what} '
+            f'into a cell, then these lines:</p>{_pre(chr(10).join(lines), "repro")}')
+
+
+def failure_html(t: TestResult, step: StepResult, root: str = "",
+                 audience: Audience = Audience.WORKSPACE) -> str:
     f = t.failure
     assert f is not None
     mark, word = MARKS[t.status]
@@ -176,17 +207,15 @@ def failure_html(t: TestResult, step: StepResult, root: str = "") -> str:
     if f.traceback:
         parts.append('<p class="label">Your code (most recent call last):</p>'
                      + _pre(short_paths(f.traceback, root), "tb"))
-    lines = repro_snippet(f, step)
-    if lines:
-        parts.append(f'<p class="label">Reproduce it (run Python in the folder that holds '
-                     f'{esc(step.file)}):</p>{_pre(chr(10).join(lines), "repro")}')
+    parts.append(_repro_html(f, step, audience))
     if f.hint:
         parts.append(f'<p class="next"><strong>Next:</strong> {esc(f.hint)}</p>')
     parts.append("</div>")
     return "".join(parts)
 
 
-def step_html(step: StepResult, *, verbose: bool = False, root: str = "") -> str:
+def step_html(step: StepResult, *, verbose: bool = False, root: str = "",
+              audience: Audience = Audience.WORKSPACE) -> str:
     """One step's results: header, a line per test, the distinct failures, known mistakes, output."""
     mark, word = MARKS[step.status]
     passed = sum(t.status is Status.PASSED for t in step.tests)
@@ -205,7 +234,7 @@ def step_html(step: StepResult, *, verbose: bool = False, root: str = "") -> str
         parts.append("</ul>")
     failures = [t for t in step.tests if t.status is not Status.PASSED and t.failure is not None]
     shown = failures if verbose else _distinct(failures)[:MAX_DETAILED_FAILURES]
-    parts.extend(failure_html(t, step, root) for t in shown)
+    parts.extend(failure_html(t, step, root, audience) for t in shown)
     if len(failures) > len(shown):
         more = len(failures) - len(shown)
         parts.append(f'<p class="dim">({more} more failing test{"s" if more > 1 else ""} with the '
@@ -270,7 +299,8 @@ def worked_example_html(rows: Sequence[Any]) -> str:
 
 
 def next_html(step: StepResult, *, hints_used: int, hints_total: int, next_step: Any,
-              other_step: Any = None, why: str | None = None) -> str:
+              other_step: Any = None, why: str | None = None,
+              audience: Audience = Audience.WORKSPACE) -> str:
     """What to do now: the same advice as the terminal, in the page's words (buttons, not commands)."""
     if step.passed:
         if next_step is None:
@@ -297,9 +327,12 @@ def next_html(step: StepResult, *, hints_used: int, hints_total: int, next_step:
         }
         items.append(said.get(str(why), f"The error happened inside {esc(other_step.file)} (your "
                                         f"{esc(other_step.id)}), which {esc(step.file)} uses: {fix}."))
-        items.append(f"To try step {step_number(step.id)} on its own, with the reference versions "
-                     f"of the earlier steps: <code>attn-practice check {esc(step.id)} "
-                     "--reference-steps</code> in a terminal.")
+        if audience is Audience.WORKSPACE:  # a hosted class has no terminal to run it in
+            items.append(f"To try step {step_number(step.id)} on its own, with the reference versions "
+                         f"of the earlier steps: <code>attn-practice check {esc(step.id)} "
+                         "--reference-steps</code> in a terminal.")
+    elif audience is Audience.HOSTED:
+        items.append(f"Fix the first problem above in {esc(step.file)}, in the editor on this page.")
     else:
         items.append(f"Fix the first problem above in {esc(step.file)} (here or in your own editor).")
     items.append("Save (Ctrl+S): the page checks again by itself.")
