@@ -23,7 +23,7 @@ from attn_practice.grader.host import ops, ops_log, views_join, views_learner, v
 from attn_practice.grader.host.context import HostContext
 from attn_practice.grader.host.guard import RequestGuard
 from attn_practice.grader.host.lti import routes as lti_routes
-from attn_practice.grader.host.static import static
+from attn_practice.grader.host.static import favicon, static
 from attn_practice.grader.host.store.base import StoreUnavailable
 from attn_practice.grader.host.web import Problem, SecurityHeaders, problem_response
 
@@ -36,6 +36,7 @@ def routes() -> list[Route]:
         Route("/", L.page, methods=GET),
         Route("/step/{step}", L.page, methods=GET),
         Route("/static/{name}", static, methods=GET),
+        Route("/favicon.ico", favicon, methods=GET),
         Route("/join/{code}", views_join.join_page, methods=GET),
         Route("/join/{code}", views_join.join, methods=POST),
         Route("/resume/{secret}", views_join.resume, methods=GET),

@@ -39,22 +39,56 @@
       const res = await fetch(`/api/step/${step}/versions`, { credentials: "same-origin" });
       data = await res.json();
       if (!res.ok) { status.textContent = data.error || "Could not load the versions."; return; }
-    } catch (e) { status.textContent = "The server is not answering; try again in a moment."; return; }
+    } catch (e) { status.textContent = "The class server is not answering; try again in a moment."; return; }
     list.replaceChildren();
     status.textContent = data.versions.length
       ? "Every save is kept. Restoring one saves it again as the newest (nothing is lost)."
       : "No saved versions yet: the stub is what you started from.";
     data.versions.forEach((v, i) => {
-      const li = make("li");
+      const li = make("li", { "data-version": v.id });
       const when = new Date(v.created * 1000).toLocaleString();
-      li.append(make("span", {}, `${when} · ${v.lines} lines${i === 0 ? " · newest" : ""} `));
+      li.append(make("span", {}, `${when} · ${v.lines} line${v.lines === 1 ? "" : "s"} · ${result(v.check)}` +
+        `${i === 0 ? " · newest" : ""} `));
       if (i > 0) {
         const b = make("button", { type: "button", class: "restore", "data-version": v.id }, "Restore");
         b.addEventListener("click", () => restore(step, v.id));
         li.append(b);
       }
+      const older = data.versions[i + 1];
+      const more = make("details", { class: "change" });
+      more.append(make("summary", {}, older ? "What changed since the version before" : "Show this first version"));
+      more.addEventListener("toggle", () => { if (more.open && more.children.length === 1) showChange(more, v, older); });
+      li.append(more);
       list.append(li);
     });
+  }
+
+  // The check's result for one version, as the server stored it (none: never checked as it was).
+  function result(check) {
+    if (!check) return "not checked";
+    const mistakes = check.diagnoses && check.diagnoses.length ? ` (${check.diagnoses.join(", ")})` : "";
+    return check.passed ? "✓ its check passed" : `✗ its check ${check.status}${mistakes}`;
+  }
+
+  const texts = new Map();
+  async function text(id) {
+    if (!texts.has(id)) {
+      const res = await fetch(`/api/version/${encodeURIComponent(id)}`, { credentials: "same-origin" });
+      if (!res.ok) throw new Error(`error ${res.status}`);
+      texts.set(id, (await res.json()).content);
+    }
+    return texts.get(id);
+  }
+
+  async function showChange(box, v, older) {
+    const wait = make("p", { class: "dim small" }, "Loading…");
+    box.append(wait);
+    try {
+      const now = await text(v.id);
+      if (older) box.append(window.attnpDiff.block(await text(older.id), now, "what changed in this version"));
+      else box.append(make("pre", { class: "code", tabindex: "0" }, now));
+      wait.remove();
+    } catch (e) { wait.textContent = "The class server is not answering; close and open this again in a moment."; }
   }
 
   async function restore(step, id) {
@@ -70,6 +104,12 @@
   }
 
   box.addEventListener("toggle", () => { if (box.open) loadVersions(); });
+  // a new save or a check's result changes the list: drawn again while it is open
+  const saved = byId("save-status");
+  if (saved) new MutationObserver(() => { if (box.open && saved.textContent.startsWith("Saved")) loadVersions(); })
+    .observe(saved, { childList: true, characterData: true, subtree: true });
+  new MutationObserver(() => { if (box.open) loadVersions(); })  // the page counts the reports it draws
+    .observe(document.body, { attributes: true, attributeFilter: ["data-reports"] });
 
   // ---------------------------------------------------------- the check's place in the queue
   function showQueue(d) {

@@ -17,10 +17,44 @@ const TOKEN = (() => {
   return fromMeta || fromUrl || kept;
 })();
 const $ = (id) => document.getElementById(id);
-const page = { step: null, version: "", saved: "", dirty: false, busy: false, data: null };
-const RESTARTED = "The server no longer accepts this page: it was restarted with a new token " +
-  "(--rotate-token), or another workspace is served at this address. Open the link that " +
-  "`attn-practice serve` printed in its terminal (it ends in ?token=...). Your text in the editor is kept.";
+const page = { step: null, version: "", saved: "", dirty: false, busy: false, data: null, pending: null };
+// A hosted class's page (the host adds this meta tag) has no terminal, no folder and no `serve`:
+// its words name the class server and the page's own version history instead.
+const HOSTED = !!document.querySelector('meta[name="attnp-mode"][content="hosted"]');
+const WORDS = HOSTED ? {
+  restarted: "The class server no longer accepts this page (you were signed out, or your resume " +
+    "link was replaced). Open your resume link again, or ask your instructor for a new one. " +
+    "Your text in the editor is kept.",
+  down: "The class server is not answering right now; this page keeps trying by itself.",
+  lost: "Lost the connection to the class server; retrying… (your text in the editor is kept)",
+  unsent: "Not saved yet: the class server is not answering. Your text is kept in this page " +
+    "(even through a reload) and is saved as soon as the server answers.",
+  forced: "Saved yours; the other version stays in Earlier versions, below the editor.",
+  conflict: " It was saved from another tab or computer. Load that version, or keep yours " +
+    "(the other then stays in Earlier versions, never lost).",
+  reset: (file) => `Replace ${file} with a fresh stub? Your version stays in Earlier versions, below the editor.`,
+  readonly: "Not saved: this file cannot be edited on this page.",
+  changed: (file) => `${file} was saved from another tab or computer; loaded it here.`,
+  checkLost: "The class server stopped answering during this check; your saved file is kept. A check " +
+    "the server had taken runs again when it is back, and its result shows here by itself; if none " +
+    "shows then, check again.",
+} : {
+  restarted: "The server no longer accepts this page: it was restarted with a new token " +
+    "(--rotate-token), or another workspace is served at this address. Open the link that " +
+    "`attn-practice serve` printed in its terminal (it ends in ?token=...). Your text in the editor is kept.",
+  down: "The server is not answering: is `attn-practice serve` still running?",
+  lost: "Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)",
+  unsent: "Not saved yet: the server is not answering (is `attn-practice serve` still running?). " +
+    "Your text is kept in this page and saved as soon as it answers.",
+  forced: "Saved yours; the version on disk was backed up in backups/.",
+  conflict: " It was changed outside this page (another editor?). Load that version, or keep yours " +
+    "(the version on disk is then backed up in backups/, never lost).",
+  reset: (file) => `Replace ${file} with a fresh stub? Your version is backed up in backups/ first.`,
+  readonly: "Not saved: this file can only be edited in your own editor.",
+  changed: (file) => `${file} was changed outside this page; reloaded it and checking it again.`,
+  checkLost: "The server is not answering: is `attn-practice serve` still running?",
+};
+const RESTARTED = WORDS.restarted;
 
 // The token leaves the address bar (the page's storage and a header carry it from now on).
 if (location.search.includes("token=")) {
@@ -38,14 +72,19 @@ async function api(path, body) {
   try {
     res = await fetch(path, opts);
   } catch (e) {
-    const error = "The server is not answering: is `attn-practice serve` still running?";
-    notice(error);
-    return { ok: false, status: 0, data: { error } };
+    notice(WORDS.down);
+    $("notice").dataset.down = "1";  // cleared by the next answer: no stale "not answering" after recovery
+    return { ok: false, status: 0, data: { error: WORDS.down }, retryAfter: 0 };
+  }
+  if ($("notice").dataset.down && res.status < 500) {
+    delete $("notice").dataset.down;
+    if ($("notice").textContent === WORDS.down) notice("");
   }
   let data = {};
   try { data = await res.json(); } catch (e) { data = { error: "the server sent no JSON" }; }
   if (res.status === 403) { notice(RESTARTED); document.body.dataset.refused = "true"; }
-  return { ok: res.ok, status: res.status, data };
+  const retryAfter = Number(res.headers.get("Retry-After")) || Number(data.retry_after) || 0;
+  return { ok: res.ok, status: res.status, data, retryAfter };
 }
 
 function el(tag, attrs, text) {
@@ -112,6 +151,7 @@ async function loadStep(id) {
   showHints(data.hints, data.hints_total);
   showSolution(data.solution);
   showLastReport(data.last_report);
+  restoreUnsent(data);
 }
 
 function kindText(data) {
@@ -218,6 +258,8 @@ function editorKeys(ev) {
 
 function edited() {
   page.dirty = $("code").value !== page.saved;
+  const p = page.pending;  // text waiting for the server: the newest keystrokes wait with it
+  if (p && p.step === page.step) keep(p.step, $("code").value, p.base, p.force);
   $("save-status").textContent = page.dirty ? "Unsaved changes" : "";
   gutter();
 }
@@ -230,17 +272,27 @@ function save(force) {
 
 async function doSave(force) {
   if ($("code").disabled) {  // a file the page cannot edit (not UTF-8, too big, a link out): never overwritten
-    $("save-status").textContent = "Not saved: this file can only be edited in your own editor.";
+    $("save-status").textContent = WORDS.readonly;
     return false;
   }
   const content = $("code").value;
-  const { ok, status, data } = await api(`/api/step/${page.step}/save`,
+  const step = page.step;
+  const { ok, status, data, retryAfter } = await api(`/api/step/${step}/save`,
     { content, base: page.version, force: !!force });
   if (status === 409) {
+    forget(step);
     conflict(data.disk_content, data.disk_version, data.error);
     return false;
   }
+  if (UNANSWERED.has(status)) {  // the server is away (or busy): the text waits in the page
+    keep(step, content, page.version, force);
+    $("save-status").textContent = status === 429 ? `Not saved yet: ${data.error || "saving too often"} ` +
+      "It is saved by itself after the wait." : WORDS.unsent;
+    retryUnsent(retryAfter);
+    return false;
+  }
   if (!ok) { $("save-status").textContent = "Not saved: " + (data.error || status); return false; }
+  forget(step);
   page.version = data.version;
   page.saved = content;
   page.dirty = $("code").value !== page.saved;
@@ -248,31 +300,109 @@ async function doSave(force) {
   loadWidgets();  // the saved file is what the widgets run now
   refreshSummary();
   api("/api/step/" + page.step).then(({ ok, data }) => { if (ok) $("kind").textContent = kindText(data); });
-  $("save-status").textContent = force ? "Saved yours; the version on disk was backed up in backups/." : "Saved.";
+  $("save-status").textContent = force ? WORDS.forced : "Saved.";
   return true;
+}
+
+// ------------------------------------------------------------------ saves the server did not take yet
+// A save made while the server does not answer stays here (in memory and in this browser's storage,
+// so a reload keeps it too) and is sent when the server answers again; "Saved." only once it is stored.
+const UNANSWERED = new Set([0, 429, 502, 503, 504]);
+const UNSENT_PREFIX = "attnp-unsent:";
+let unsentTimer = null;
+
+function unsentKey(step) {
+  let h = 0;  // the page's token names whose text it is (two learners on one computer never mix)
+  for (const c of TOKEN) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return `${UNSENT_PREFIX}${h.toString(36)}:${step}`;
+}
+
+function keep(step, content, base, force) {
+  page.pending = { step, content, base, force: !!force, at: Date.now() };
+  try { localStorage.setItem(unsentKey(step), JSON.stringify(page.pending)); } catch (e) { /* private mode: memory only */ }
+  document.body.dataset.unsent = step;
+}
+
+function forget(step) {
+  if (page.pending && page.pending.step === step) page.pending = null;
+  try { localStorage.removeItem(unsentKey(step)); } catch (e) { /* nothing kept */ }
+  if (!page.pending) delete document.body.dataset.unsent;
+}
+
+function kept(step) {
+  try { return JSON.parse(localStorage.getItem(unsentKey(step)) || "null"); } catch (e) { return null; }
+}
+
+function retryUnsent(seconds) {
+  clearTimeout(unsentTimer);
+  unsentTimer = setTimeout(sendUnsent, Math.max(2, seconds || 0) * 1000);
+}
+
+async function sendUnsent() {
+  clearTimeout(unsentTimer);
+  const p = page.pending;
+  if (!p || p.step !== page.step || page.saving) { if (p) retryUnsent(2); return; }
+  await save(p.force);
+}
+
+// A text kept from an earlier visit (the server was away, then the page was reloaded): put it back.
+function restoreUnsent(data) {
+  const p = kept(data.id);
+  if (!p || typeof p.content !== "string") return;
+  if (p.content === data.content) { forget(data.id); return; }  // it was stored after all
+  $("code").value = p.content;
+  keep(p.step, p.content, p.base, p.force);
+  edited();
+  if (p.base === data.version) {
+    $("save-status").textContent = "Your unsaved text from before is back in the editor; saving it…";
+    sendUnsent();
+  } else {  // the stored file moved on meanwhile: the learner chooses, nothing is overwritten
+    conflict(data.content, data.version, `Your unsaved text from before is back in the editor, but ` +
+      `${data.file} was saved again meanwhile.`);
+  }
 }
 
 function conflict(diskText, diskVersion, why) {
   page.disk = { text: diskText, version: diskVersion };
-  $("conflict-text").textContent = (why || `${page.data.file} changed on disk.`) +
-    " It was changed outside this page (another editor?). Load that version, or keep yours " +
-    "(the version on disk is then backed up in backups/, never lost).";
+  $("conflict-text").textContent = (why || `${page.data.file} changed on disk.`) + WORDS.conflict;
   $("conflict").hidden = false;
   $("conflict-reload").focus();
 }
 
+let checkAgainTimer = null;
 async function check() {
   if (page.busy) return;
   page.busy = true;
+  clearTimeout(checkAgainTimer);
   $("check").disabled = true;
+  const before = $("report-body").cloneNode(true);  // what the learner saw: kept if the check is refused
   checking();
   try {
-    const { ok, data } = await api(`/api/step/${page.step}/check`, {});
-    if (ok) showReport(data); else $("report-body").textContent = data.error || "The check failed to run.";
+    const { ok, status, data, retryAfter } = await api(`/api/step/${page.step}/check`, {});
+    if (ok) showReport(data);
+    else if (status === 429) refused(before, data.error, retryAfter);
+    else if (UNANSWERED.has(status)) refused(before, status ? data.error : WORDS.checkLost, 0);
+    else $("report-body").textContent = data.error || "The check failed to run.";
   } finally {
     page.busy = false;
     $("check").disabled = false;
     $("report").setAttribute("aria-busy", "false");
+  }
+}
+
+// A check refused (too often, or the server away): the last report stays, a line above it says
+// why, and the page checks again by itself after the wait the server named.
+function refused(before, why, wait) {
+  $("report-body").replaceWith(before);
+  const line = el("p", { class: "notice", id: "check-refused", role: "status" },
+    wait ? `${why || "You are checking very often."} This page checks again by itself in ${Math.ceil(wait)} s; ` +
+      "below is your last report." : (why || WORDS.down));
+  const old = $("check-refused");
+  if (old) old.remove();
+  $("report-body").prepend(line);
+  if (wait) {
+    const step = page.step;
+    checkAgainTimer = setTimeout(() => { if (page.step === step) check(); }, (Math.ceil(wait) + 0.2) * 1000);
   }
 }
 
@@ -316,19 +446,20 @@ function listen() {
       delete $("notice").dataset.lost;
       catchUp();
     }
+    if (page.pending) sendUnsent();
     document.body.dataset.connected = "true";
   });
   es.addEventListener("error", async () => {
     document.body.dataset.connected = "false";
     $("notice").dataset.lost = "1";
     if (es.readyState !== EventSource.CLOSED) {
-      notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+      notice(WORDS.lost);
       return;
     }
     es.close();  // the server answered, but not with the stream: ask it why
     const { status } = await api("/api/summary");
     if (status !== 403) {
-      notice("Lost the connection to attn-practice serve; retrying… (your text in the editor is kept)");
+      notice(WORDS.lost);
     }
     setTimeout(listen, status === 403 ? 3000 : 1000);
   });
@@ -344,7 +475,7 @@ function listen() {
       conflict(data.content, data.version);
     } else {
       showFile(data.content, data.version, data.file_problem);
-      notice(`${data.file} was changed outside this page; reloaded it and checking it again.`);
+      notice(WORDS.changed(data.file));
     }
   });
   es.addEventListener("checking", (ev) => {
@@ -356,6 +487,12 @@ function listen() {
     if (d.origin !== "page" || !page.busy) showReport(d);
     else refreshSummary();
   });
+  // A hosted class runs a check that was queued when its server stopped again on start, and
+  // sends the result here: shown by itself (the page's own check in flight answers for itself).
+  es.addEventListener("checked", (ev) => {
+    const d = JSON.parse(ev.data);
+    if (d.html && (!page.busy || d.step !== page.step)) showReport(d);
+  });
 }
 
 async function catchUp() {
@@ -365,7 +502,7 @@ async function catchUp() {
   if (ok) {
     page.data = data;
     $("kind").textContent = kindText(data);
-    if (!page.dirty && data.version !== page.version) showFile(data.content, data.version, data.file_problem);
+    if (!page.dirty && !page.pending && data.version !== page.version) showFile(data.content, data.version, data.file_problem);
     if (!page.busy) showLastReport(data.last_report);
   }
   loadWidgets();
@@ -419,7 +556,7 @@ function showSource(prefix, data) {
 
 let heat = null;
 async function loadHeatmap() {
-  const { ok, data } = await api("/api/widget/heatmap");
+  const { ok, data } = await widgetApi("/api/widget/heatmap");
   if (!ok) return;
   // Rebuilding the table must not drop the keyboard focus to <body>: remember the focused row.
   const focused = document.activeElement && document.activeElement.closest
@@ -529,7 +666,7 @@ async function updateExample() {
   const seq = ++exampleSeq;
   const t0 = performance.now();
   try {
-    const { ok, data } = await api("/api/widget/example?" + params);
+    const { ok, data } = await widgetApi("/api/widget/example?" + params);
     if (seq !== exampleSeq) return;
     $("example-error").hidden = ok;
     if (!ok) { $("example-error").textContent = data.error; return; }
@@ -581,7 +718,7 @@ async function updateScale() {
   const dk = 2 ** e;
   $("dk-value").textContent = String(dk);
   $("dk").setAttribute("aria-valuetext", `d_k = ${dk}`);
-  const { ok, data } = await api("/api/widget/scale?d_k=" + dk);
+  const { ok, data } = await widgetApi("/api/widget/scale?d_k=" + dk);
   if (!ok || Number($("dk").value) !== e) return;
   showSource("scale", data);
   const box = $("scale-out");
@@ -623,10 +760,26 @@ async function updateScale() {
   box.dataset.dk = String(data.d_k);
 }
 
+// One widget request at a time (a hosted class answers one per learner at once, 429 to the rest).
+let widgetsLoading = null, widgetsAgain = false;
 function loadWidgets() {
-  loadHeatmap();
-  updateExample();
-  updateScale();
+  if (widgetsLoading) { widgetsAgain = true; return widgetsLoading; }
+  widgetsLoading = (async () => {
+    try { await loadHeatmap(); await updateExample(); await updateScale(); } finally {
+      widgetsLoading = null;
+      if (widgetsAgain) { widgetsAgain = false; loadWidgets(); }
+    }
+  })();
+  return widgetsLoading;
+}
+
+// A widget's answer; "busy" (429) is waited out a few times, as the server's Retry-After says.
+async function widgetApi(path) {
+  for (let i = 0; ; i++) {
+    const r = await api(path);
+    if (r.status !== 429 || i >= 5) return r;
+    await new Promise((ok) => setTimeout(ok, Math.max(0.3, Math.min(r.retryAfter || 1, 5)) * 1000));
+  }
 }
 
 // ------------------------------------------------------------------ start
@@ -642,7 +795,7 @@ async function main() {
     if (ok) { showHints(data.hints, data.hints_total); refreshSummary(); }
   });
   $("reset").addEventListener("click", () => {
-    $("reset-q").textContent = `Replace ${page.data.file} with a fresh stub? Your version is backed up in backups/ first.`;
+    $("reset-q").textContent = WORDS.reset(page.data.file);
     $("reset-confirm").hidden = false;
     $("reset-no").focus();
   });
@@ -671,6 +824,7 @@ async function main() {
   });
   $("dk").addEventListener("input", updateScale);
   $("example-apply").addEventListener("click", updateExample);
+  window.addEventListener("online", () => { if (page.pending) sendUnsent(); });
   window.addEventListener("beforeunload", (ev) => { if (page.dirty) { ev.preventDefault(); ev.returnValue = ""; } });
   buildSliders();
   const m = location.pathname.match(/^\/step\/([^/]+)$/);
