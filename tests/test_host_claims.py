@@ -25,8 +25,10 @@ httpx = pytest.importorskip("httpx", reason="httpx is not installed (pip install
 pytest.importorskip("starlette", reason="the host extra is not installed (pip install 'attn-practice[host]')")
 pytestmark = pytest.mark.slow
 
-#: one id, spelled as a learner might (case, spaces, an invisible character, full-width digits)
-SAME_ID = ["S123", "s123", " S 123 ", "S\u200b123", "\uff33\uff11\uff12\uff13"]
+#: one id, spelled as a learner might (case, spaces, an invisible character, full-width, a
+#: look-alike Cyrillic letter, Arabic-Indic digits, combining accents)
+SAME_ID = ["S123", "s123", " S 123 ", "S\u200b123", "\uff33\uff11\uff12\uff13", "\u0405123",
+           "S\u0661\u0662\u0663", "S1\u03002\u03013"]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

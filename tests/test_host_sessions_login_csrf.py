@@ -160,3 +160,11 @@ def test_a_resume_post_needs_the_pages_token_and_our_origin(scene):
     assert c.post(path, data={"csrf": csrf}, headers={"Origin": "http://127.0.0.1:1"}).status_code == 403
     assert c.get("/api/summary").status_code == 401
     assert resume(h.client(), path).status_code == 303  # the honest way still works
+
+
+def test_the_join_link_in_a_signed_in_browser_says_whose_it_is(scene):
+    h, _, _ = scene
+    c, _, _ = h.join("Joined already")
+    page = c.get(f"/join/{h.join_code}")
+    assert page.status_code == 200 and "This browser is signed in as <strong>Joined already" in page.text
+    assert 'id="signed-in-as"' not in h.client().get(f"/join/{h.join_code}").text

@@ -24,11 +24,15 @@ def landing() -> str:
         "Already joined? Open your <strong>personal resume link</strong> (the one you bookmarked).</p>"))
 
 
-def join_form(code: str, csrf: str, ask_student_id: bool, error: str = "") -> str:
+def join_form(code: str, csrf: str, ask_student_id: bool, error: str = "", here: str | None = None) -> str:
     sid = ('<p><label for="student_id">Student id</label><br>'
            '<input id="student_id" name="student_id" maxlength="64" required autocomplete="off"></p>'
            if ask_student_id else "")
     err = f'<p class="error" role="alert">{esc(error)}</p>' if error else ""
+    if here is not None:  # joining switches this browser to a new learner: never without saying so
+        err += (f'<p class="notice" id="signed-in-as">This browser is signed in as <strong>{esc(here)}'
+                f'</strong>. Joining makes a new learner here; to go on with that work instead, '
+                f'<a href="/">continue as {esc(here)}</a>.</p>')
     return _page("Join the class", (
         "<h1>Join the class</h1>"
         "<p>Build attention one step at a time: real Python, hidden tests, no setup.</p>"

@@ -56,7 +56,9 @@ def join_page(request: Request) -> Response:
     keys = ctx_of(request).keys()
     if not keys.joining_open:
         return HTMLResponse(pages.joining_closed(), status_code=403)
-    return form_page(request, lambda csrf: pages.join_form(code, csrf, keys.ask_student_id))
+    here = current_learner(request)
+    name = here.display_name if here is not None else None
+    return form_page(request, lambda csrf: pages.join_form(code, csrf, keys.ask_student_id, here=name))
 
 
 async def join(request: Request) -> Response:

@@ -64,10 +64,24 @@ END_KIND = "DELETE FROM sessions WHERE kind = ? RETURNING token_hash"
 END_OWNER = "DELETE FROM sessions WHERE kind = ? AND learner_id = ? RETURNING token_hash"
 
 
+#: Letters of other scripts that look like Latin ones on the instructor's screen (after casefold).
+LOOKALIKES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l",
+    "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n",
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "y", "χ": "x"})
+#: Dropped from the key: spaces, invisible and control characters, combining marks.
+IGNORED = frozenset({"Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp"})
+
+
 def student_id_key(student_id: str) -> str:
-    """The form two ids are compared in: "" for no id."""
-    text = unicodedata.normalize("NFKC", student_id).casefold()
-    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Cf", "Cc"))
+    """The form two ids are compared in ("" for no id): two ids that read the same to the
+    instructor (case, spaces, width, accents, invisible characters, look-alike letters of other
+    scripts, other scripts' digits) are one id."""
+    text = unicodedata.normalize("NFKD", student_id).casefold()
+    kept = (str(unicodedata.decimal(c)) if unicodedata.decimal(c, None) is not None else c
+            for c in text if not c.isspace() and unicodedata.category(c) not in IGNORED)
+    return unicodedata.normalize("NFKC", "".join(kept)).translate(LOOKALIKES)
 
 
 class Tx(Protocol):
