@@ -1,4 +1,5 @@
-"""One learner's requests never stall anyone else's (issue 35, class 1), through the real server.
+"""One learner's requests never stall anyone else's (issue 35, class 1), through the real server
+(its SQLite store, and PostgreSQL started by the tests).
 
 A learner whose code sleeps opens sixty widget requests at once: one is
 computed, the rest are answered 429 at once, and meanwhile a classmate's page,
@@ -9,12 +10,14 @@ not thousands; hints are rate limited like saves.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from pg_cluster import cluster_or_skip
 from test_host_support import HostProcess
 
 httpx = pytest.importorskip("httpx", reason="httpx is not installed (pip install 'attn-practice[test]')")
@@ -30,11 +33,21 @@ def dot_scores(Q, K):
     return np.einsum("...qd,...kd->...qk", Q, K)
 '''
 FLOOD = 60
+_names = itertools.count()
 
 
-@pytest.fixture
-def host(tmp_path):
-    proc = HostProcess(tmp_path / "class")
+@pytest.fixture(scope="module")
+def cluster():
+    with cluster_or_skip() as c:
+        yield c
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def host(request, tmp_path):
+    extra: tuple[str, ...] = ()
+    if request.param == "postgres":
+        extra = ("--db", request.getfixturevalue("cluster").create_database(f"stall_{next(_names)}"))
+    proc = HostProcess(tmp_path / "class", *extra)
     try:
         yield proc
     finally:
