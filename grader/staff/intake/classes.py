@@ -10,7 +10,8 @@
 - any other subfolder, zip, notebook or module holding work is one submission.
 
 A folder stays ONE submission when its top level holds a step file, when
-only one thing in it holds work, or when its parts hold different steps
+only one thing in it holds work (two notebooks or modules, or two folders
+beside other arguments: one student's two versions), or when its parts hold different steps
 (`Step 1/`, `Step 2/`; `part1.ipynb`, `part2.ipynb`), or a notebook and its
 `.py` export (the same name). Nothing here runs or parses learner code
 beyond looking for `def` lines.
@@ -84,8 +85,12 @@ def _stem(name: str) -> str:
     return low
 
 
-def split_class(folder: Path) -> list[Member] | None:
-    """The submissions in a class folder; None when `folder` is one submission."""
+def split_class(folder: Path, *, alone: bool = True) -> list[Member] | None:
+    """The submissions in a class folder; None when `folder` is one submission.
+
+    Two folders or zips make a class when `folder` is the only argument (`grade subs/`); beside
+    other arguments (`grade subs/*`: the class is already split) it takes three, and so do
+    notebooks and modules alone (two are more often one student's two versions)."""
     entries = _entries(folder)
     lms = {e.name: parse_name(e.name) for e in entries}
     students = {n.student for n in lms.values() if n is not None}
@@ -110,7 +115,8 @@ def split_class(folder: Path) -> list[Member] | None:
                 continue
             stems[stem] = len(items)
         items.append((member, steps))
-    if len(items) < 2 or _disjoint([steps for _, steps in items]):
+    code_only = all(m.kind in ("notebook", "module") for m, _ in items)
+    if len(items) < (2 if alone and not code_only else 3) or _disjoint([steps for _, steps in items]):
         return None
     return [m for m, _ in items][:MAX_MEMBERS]
 

@@ -261,7 +261,7 @@ def prepare_all(intake: Intake, args: list[Path], *, classes: bool = True) -> tu
         members = None
         if classes and arg.is_dir() and not arg.is_symlink():
             try:
-                members = split_class(arg)
+                members = split_class(arg, alone=len(args) == 1)
             except Exception:  # noqa: BLE001 - then it is graded as one submission
                 members = None
         if not members:

@@ -94,6 +94,7 @@ class Code:
     parsed: Parsed | None
     problem: str = ""  # why it cannot be read ("broken notebook JSON ...")
     written: dict[str, str] = field(default_factory=dict)  # a notebook's `%%writefile` files
+    attempt: tuple[tuple[int, ...], str] = ((), "")  # the LMS attempt its name carries, and as text
 
 
 @dataclass
@@ -156,6 +157,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
                 ex = None  # text that is not Python: listed, never graded
                 note = "text, not Python" if code.parsed is not None and code.parsed.unparsable else ""
             elif ex is None:
+                code.attempt = attempt
                 codes.append(code)
         if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
             # A step's file is graded as that step only (never mined for another step's function).
@@ -171,6 +173,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
             if len(codes) < max_code:
                 kind = SourceKind.NOTEBOOK if is_notebook(name) else SourceKind.MODULE
                 code = _code(entry, kind)
+                code.attempt = attempt
                 codes.append(code)
                 note = code.problem
         elif entry.kind is EntryKind.FILE and name.lower().endswith(".zip"):
@@ -193,6 +196,9 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
     _written(codes, named, out, catalog)
     for ex in catalog:
         tier = named.get(ex.id) or _by_code(codes, ex)
+        both = [*named.get(ex.id, ()), *_by_code(codes, ex)] if named.get(ex.id) and codes else []
+        if both and len(both) > len(tier) and all(s.attempt for s in both):
+            tier = both  # LMS attempts: the latest wins, a step file or not (each attempt is a whole hand-in)
         if tier and all(s.stub for s in tier):
             # Only the untouched stub under the step's name: the work is likely elsewhere (a notebook).
             real = sorted((s for s in _by_code(codes, ex) if not s.stub), key=Source.rank)
@@ -293,7 +299,8 @@ def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
                 alias = f"\n{ex.function} = {name}  # the contract's name\n" if name != ex.function else ""
                 found.append(Source(code.kind, code.entry, True, (header + text + alias).encode(),
                                     _mtime(code.entry), taken=name if name != ex.function else "",
-                                    stub=is_stub(code.parsed, name)))
+                                    stub=is_stub(code.parsed, name), attempt=code.attempt[0],
+                                    attempt_text=code.attempt[1]))
             continue
         # Code that does not parse but has the `def`: graded, so the learner sees the syntax error.
         for chunk, err in code.parsed.unparsable:
