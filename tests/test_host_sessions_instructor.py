@@ -127,3 +127,35 @@ def test_set_password_and_rotate_key_end_every_instructor_session(tmp_path):
         again.stop()
     r = cli("rotate-key", str(tmp_path / "nowhere"))
     assert r.returncode != 0 and "Traceback" not in r.stderr
+
+
+def test_sessions_hold_across_two_processes_of_one_postgresql_class(tmp_path):
+    """Behind a balancer: a sign-in on one process is the same session on the other, and ends on both."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'attn-practice[host]')")
+    from pg_cluster import cluster_or_skip
+
+    with cluster_or_skip() as pg:
+        url = pg.create_database("sessions")
+        a = HostProcess(tmp_path / "a", "--db", url)
+        try:
+            b = HostProcess(tmp_path / "b", "--db", url)
+            try:
+                c, token = sign_in(a)
+                on_b = b.client()
+                on_b.cookies.set("attnp_teach", c.cookies["attnp_teach"])
+                assert signed_in(on_b)
+                learner, _, link = b.join("Across")
+                assert learner.get("/api/summary").status_code == 200
+                moved = a.client()
+                moved.cookies.set("attnp_learner", learner.cookies["attnp_learner"])
+                assert moved.get("/api/summary").json()["learner"] == "Across"
+                r = on_b.post("/teach/api/sign-out-everywhere", json={}, headers={"X-Attn-Token": token})
+                assert r.status_code == 200
+                assert not signed_in(c) and not signed_in(on_b)
+                assert moved.post("/signout", data={"csrf": re.search(
+                    r'name="attnp-token" content="([^"]+)"', moved.get("/").text).group(1)}).status_code == 200
+                assert learner.get("/api/summary").status_code == 401  # ended on the other process too
+            finally:
+                b.stop()
+        finally:
+            a.stop()
