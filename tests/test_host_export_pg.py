@@ -1,6 +1,6 @@
 """A class kept in PostgreSQL: its data folder records where the class lives (never the
-password), and `host export`, `host backup` and `host set-password` on that folder use that
-database or refuse with a message; none opens a new, empty SQLite class on the spot.
+password), and `host export`, `host backup`, `host set-password` and `host rotate-key` on that
+folder use that database or refuse with a message; none opens a new, empty SQLite class.
 
 A real throwaway cluster (tests/pg_cluster.py) and the installed console script.
 """
@@ -69,8 +69,14 @@ def test_export_backup_and_password_use_the_recorded_database(cluster, tmp_path)
     hashed = cluster.psql("SELECT value FROM settings WHERE key LIKE '%password%'", database="recorded")
     assert hashed.strip(), "the password did not reach the class's database"
 
+    r = run("host", "rotate-key", str(data))
+    assert r.returncode == 0, r.stderr
+    new_key = r.stdout.split("New instructor key: ", 1)[1].split()[0]
+    assert not (data / "class.sqlite3").exists(), "rotate-key opened a new SQLite class"
+
     again = HostProcess(data)  # a restart without --db: the same class, not an empty one
     try:
+        assert again.key == new_key
         c = again.client()
         page = c.get("/teach")
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
