@@ -1,6 +1,14 @@
 """Where a submission's machine time goes: one warm engine, phases timed by wrapping them.
 
     python bench/breakdown.py SUBMISSION...      # prints one JSON object
+    python bench/breakdown.py SUBMISSION... --out bench/breakdown.json
+
+Side by side (issue 40): "batch", a batch worker grading each submission's
+steps at once, and "hosted_check", a hosted check worker (`host`'s engine:
+`checks.work.check_files`) checking each core step of the same submissions
+one check at a time, as learners press Check; its extra phase "teaching"
+is the worked example a check shows. Per submission for the batch, per
+check for the host, and the batch's per-step share beside it.
 
 Grades the submissions one after another on one `Engine` (what a batch
 worker does) and splits the wall time per submission into: set-up (spawning,
@@ -24,6 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from attn_practice.grader.catalog import load_catalog
 from attn_practice.grader.course import default_course
 from attn_practice.grader.engine import engine as engine_mod
 from attn_practice.grader.engine.engine import Engine
@@ -79,51 +88,94 @@ def _cpu(ru: Any) -> float:
 
 def main(argv: list[str]) -> dict[str, Any]:
     fresh = "--fresh-session" in argv  # pytest started per submission, as before sessions were reused
-    subs = [Path(a) for a in argv if a != "--fresh-session"]
+    out_path = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
+    subs = [Path(a) for a in argv if a not in ("--fresh-session", "--out") and Path(a) != out_path]
+    instrument()
+    batch = batch_figures(subs, fresh)
+    hosted = hosted_figures(subs)
+    steps = 5
+    out = {"batch": batch, "hosted_check": hosted,
+           "batch_machine_ms_per_step": round(batch.get("machine_ms_per_unit", 0.0) / steps, 2),
+           "hosted_over_batch_step": round(hosted.get("machine_ms_per_unit", 0.0)
+                                           / max(batch.get("machine_ms_per_unit", 0.0) / steps, 1e-9), 2),
+           "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    if out_path is not None:
+        out_path.write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+def batch_figures(subs: list[Path], fresh: bool) -> dict[str, Any]:
     course = default_course()
     options = options_for(course)
-    instrument()
     with (Engine(options) if fresh else batch_engine(options)) as eng:
         for s in subs[:2]:  # warm: first calls import and record
             grade_with(eng, s, step_ids_for(course, s), label=str(s))
-        SPENT.clear()
-        pid = eng.launcher.pid
-        before = _sandbox_cpu(pid)
-        t0 = time.perf_counter()
-        c0 = _cpu(resource.getrusage(resource.RUSAGE_SELF))
-        reports = []
-        for s in subs:
-            # The learner's wait is inside set-up (imports) and tests (calls): split it out.
-            reports.append(grade_with(eng, s, step_ids_for(course, s), label=str(s)))
-        t_report = time.perf_counter()
-        render(reports, "csv")
-        render(reports, "json")
-        SPENT["reporting"] = time.perf_counter() - t_report
-        wall = t_report - t0
-        grader_cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - c0
-        after = _sandbox_cpu(eng.launcher.pid) if eng.launcher.pid == pid else None
-    n = len(subs)
+        reports: list[Any] = []
+        units = [lambda s=s: reports.append(grade_with(eng, s, step_ids_for(course, s), label=str(s)))
+                 for s in subs]
+        return measure(eng, units, lambda: (render(reports, "csv"), render(reports, "json")),
+                       "submission")
+
+
+def hosted_figures(subs: list[Path]) -> dict[str, Any]:
+    from attn_practice.grader.host.checks import work
+    from attn_practice.grader.teaching import worked_example
+
+    worked_example.rows_after_check = _timed("teaching", worked_example.rows_after_check)
+    work.init_worker(work.host_options())
+    eng = work.engine()
+    core = [e for e in load_catalog() if not e.bonus]
+    checks = []
+    for s in subs:
+        files = {e.file: (s / e.file).read_text() for e in core if (s / e.file).exists()}
+        checks += [(e.id, files) for e in core]
+    for step, files in checks[:5]:  # warm
+        work.check_files(step, files)
+    results: list[Any] = []
+    units = [lambda c=c: results.append(work.check_files(*c)) for c in checks]
+    try:
+        return measure(eng, units, lambda: [json.dumps(r) for r in results], "check")
+    finally:
+        eng.close()
+
+
+def measure(eng: Engine, units: list[Any], report: Any, unit: str) -> dict[str, Any]:
+    """Run `units` (one graded unit each) on `eng`, then `report`; the phases per unit."""
+    SPENT.clear()
+    pid = eng.launcher.pid
+    before = _sandbox_cpu(pid)
+    t0 = time.perf_counter()
+    c0 = _cpu(resource.getrusage(resource.RUSAGE_SELF))
+    for run in units:
+        run()
+    t_report = time.perf_counter()
+    report()
+    SPENT["reporting"] = time.perf_counter() - t_report
+    wall = t_report - t0
+    grader_cpu = _cpu(resource.getrusage(resource.RUSAGE_SELF)) - c0
+    after = _sandbox_cpu(eng.launcher.pid) if eng.launcher.pid == pid else None
+    n = len(units)
     tests = SPENT["tests"]
-    pytest_only = SPENT["suites"] - tests
     learner = SPENT["learner"]
     phases = {
         "setup (sandboxes: spawn, import, reap)": SPENT["setup"],
         "learner code (waiting on sandbox answers)": learner,
         "expected values (reference)": SPENT["expected"],
         "checking (replay, assertions)": max(tests - SPENT["expected"] - learner, 0.0),
-        "pytest (config, collection, protocol)": pytest_only,
+        "pytest (config, collection, protocol)": SPENT["suites"] - tests,
+        "teaching (worked example of a check)": SPENT["teaching"],
         "reporting (json + csv)": SPENT["reporting"],
     }
     phases["other"] = max(wall + SPENT["reporting"] - sum(phases.values()), 0.0)
     out: dict[str, Any] = {
-        "n": n,
-        "wall_ms_per_submission": 1000 * (wall + SPENT["reporting"]) / n,
-        "grader_cpu_ms_per_submission": 1000 * grader_cpu / n,
-        "phases_ms_per_submission": {k: round(1000 * v / n, 2) for k, v in phases.items()},
+        "unit": unit, "n": n,
+        "wall_ms_per_unit": 1000 * (wall + SPENT["reporting"]) / n,
+        "grader_cpu_ms_per_unit": 1000 * grader_cpu / n,
+        "phases_ms_per_unit": {k: round(1000 * v / n, 2) for k, v in phases.items()},
     }
     if after is not None and before is not None:
-        out["sandbox_cpu_ms_per_submission"] = 1000 * (after - before) / n
-        out["machine_ms_per_submission"] = out["grader_cpu_ms_per_submission"] + out["sandbox_cpu_ms_per_submission"]
+        out["sandbox_cpu_ms_per_unit"] = 1000 * (after - before) / n
+        out["machine_ms_per_unit"] = out["grader_cpu_ms_per_unit"] + out["sandbox_cpu_ms_per_unit"]
     return out
 
 
