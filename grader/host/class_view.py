@@ -8,7 +8,8 @@
 - the stuck list: failing a step for longer than `STUCK_SECONDS` since
   opening it, or after `STUCK_CHECKS` checks.
 Counting rule: each learner counts once per (step, id), from their latest
-report of that step only.
+report of that step only. Texts (a mistake's explanation and nudge) stay
+Markdown: the page escapes them and renders the few inline marks itself.
 """
 
 from __future__ import annotations
@@ -79,27 +80,59 @@ def class_picture(store: Store, catalog: Sequence[Exercise], *, now: float | Non
     stuck.sort(key=lambda s: (-s["seconds"], s["name"]))
     return {"steps": [{"id": e.id, "title": e.title, "bonus": e.bonus} for e in catalog],
             "learners": len(learners), "grid": grid, "misconceptions": misconceptions,
-            "stuck": stuck, "now": now}
+            "stuck": stuck, "stuck_rule": {"seconds": stuck_seconds, "checks": stuck_checks}, "now": now}
+
+
+#: what the drill-down sends of one version's text, and of all of them (a learner saving 1 MiB
+#: files over and over must not make the instructor's page download hundreds of them)
+CODE_LIMIT = 64 * 1024
+CODE_BUDGET = 2 * 1024 * 1024
+VERSIONS_SHOWN = 50
+
+
+def _checks_by_version(store: Store, learner_id: str) -> dict[str, dict[str, Any]]:
+    """version id -> its latest check's result (status, passed, diagnoses, at)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in store.report_history():
+        if r.learner_id == learner_id:
+            out[r.version_id] = {"status": r.status, "passed": r.passed,
+                                 "diagnoses": list(r.diagnoses), "at": r.created}
+    return out
 
 
 def drilldown(store: Store, catalog: Sequence[Exercise], learner_id: str) -> dict[str, Any] | None:
-    """One learner: latest code, latest report and version history per step."""
+    """One learner: per step, the latest code and report and every stored version, newest first,
+    each with its text and the result of the check that ran on it (None: never checked)."""
     learner = store.learner(learner_id)
     if learner is None:
         return None
     files = store.latest_files(learner_id)
+    checked = _checks_by_version(store, learner_id)
+    progress = {p.step: p for p in store.progress(learner_id)}
     steps = []
+    budget = [CODE_BUDGET]
+
+    def text(content: str) -> str:
+        shown = content[:min(CODE_LIMIT, budget[0])]
+        budget[0] -= len(shown)
+        return shown
+
     for e in catalog:
         rep = store.latest_report(learner_id, e.id)
+        versions = store.versions(learner_id, e.id, limit=VERSIONS_SHOWN)
+        prog = progress.get(e.id)
         steps.append({
-            "step": e.id, "file": e.file,
+            "step": e.id, "file": e.file, "function": e.function, "title": e.title,
             "code": files[e.id].content if e.id in files else None,
             "standing": standing(rep, files[e.id].id if e.id in files else None).value,
             "report": rep.report if rep else None,
             "diagnoses": list(rep.diagnoses) if rep else [],
-            "history": [{"id": v.id, "created": v.created, "bytes": len(v.content.encode())}
-                        for v in store.versions(learner_id, e.id, limit=50)],
+            "checks": prog.checks if prog else 0, "hints": prog.hints if prog else 0,
+            "history": [{"id": v.id, "created": v.created, "bytes": len(v.content.encode()),
+                         "lines": v.content.count("\n") + 1, "code": (shown := text(v.content)),
+                         "cut": len(shown) < len(v.content), "check": checked.get(v.id)}
+                        for v in versions],
         })
     return {"learner": {"id": learner.id, "name": learner.display_name,
                         "student_id": learner.student_id, "created": learner.created},
-            "steps": steps}
+            "mistakes": _catalogue(), "steps": steps}

@@ -1,10 +1,15 @@
-// attn-practice host: the instructor's live page. Text goes in with textContent only.
+// attn-practice host: the instructor's live page. What needs attention first (misconceptions, the
+// stuck list), then the grid (sorted and filtered here), a learner's drill-down in a dialog.
+// Text goes in with textContent only; the mistakes' Markdown is rendered by `md` from text nodes.
 "use strict";
 
 const TOKEN = document.querySelector('meta[name="attnp-token"]').content;
 const $ = (id) => document.getElementById(id);
 const MARKS = { passed: "✓", failed: "✗", stale: "~", "not started": "·" };
-const state = { data: null, learner: null, timer: null };
+const WORDS = { passed: "passed", failed: "failing", stale: "changed since its check", "not started": "not started" };
+const WHO_SHOWN = 6;  // names in a misconception's row before "and N more"
+const state = { data: null, learner: null, drillJson: "", timer: null, opener: null,
+  sort: { by: "name", step: null } };
 
 function el(tag, attrs, text) {
   const e = document.createElement(tag);
@@ -15,82 +20,223 @@ function el(tag, attrs, text) {
 
 function notice(text) { $("notice").textContent = text; $("notice").hidden = !text; }
 
-function minutes(s) { return s >= 60 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`; }
+// "1 check", "2 checks": counts agree in number.
+function count(n, word, many) { return `${n} ${n === 1 ? word : (many || word + "s")}`; }
+
+function minutes(s) {
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+  return s >= 60 ? count(Math.round(s / 60), "min", "min") : count(Math.round(s), "s", "s");
+}
+
+function when(t) { return new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }); }
+
+// The few inline marks the mistakes' texts use (`code`, **bold**, *emphasis*), built from text nodes:
+// everything else stays text, so nothing in a text can become markup.
+function md(text) {
+  const frag = document.createDocumentFragment();
+  const re = /`([^`]+)`|\*\*(.+?)\*\*|\*(?!\s)(.+?)\*/g;
+  let pos = 0, m;
+  while ((m = re.exec(text)) !== null) {
+    frag.append(document.createTextNode(text.slice(pos, m.index)));
+    if (m[1] !== undefined) frag.append(el("code", {}, m[1]));
+    else { const e = el(m[2] !== undefined ? "strong" : "em"); e.append(md(m[2] !== undefined ? m[2] : m[3])); frag.append(e); }
+    pos = re.lastIndex;
+  }
+  frag.append(document.createTextNode(text.slice(pos)));
+  return frag;
+}
 
 async function get(path) {
   try {
     const res = await fetch(path, { credentials: "same-origin" });
     const data = await res.json();
     if (!res.ok) { notice(data.error || `error ${res.status}`); return null; }
-    notice("");
+    if ($("notice").dataset.down) { notice(""); delete $("notice").dataset.down; }
     return data;
-  } catch (e) { notice("The server is not answering; retrying…"); return null; }
+  } catch (e) {
+    notice("The class server is not answering; this page retries by itself.");
+    $("notice").dataset.down = "1";
+    return null;
+  }
 }
 
 async function post(path, body) {
-  const res = await fetch(path, { method: "POST", credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-Attn-Token": TOKEN }, body: JSON.stringify(body || {}) });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) notice(data.error || `error ${res.status}`);
-  return res.ok ? data : null;
+  try {
+    const res = await fetch(path, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Attn-Token": TOKEN }, body: JSON.stringify(body || {}) });
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) notice(data.error || `error ${res.status}`);
+    return res.ok ? data : null;
+  } catch (e) { notice("The class server is not answering; try again in a moment."); return null; }
 }
 
-function drawGrid(d) {
-  const t = $("grid");
-  t.replaceChildren();
-  const head = el("tr");
-  head.append(el("th", { scope: "col" }, "learner"));
-  d.steps.forEach((s) => head.append(el("th", { scope: "col", title: s.title }, s.id)));
-  t.append(el("thead")); t.firstChild.append(head);
-  const body = el("tbody");
-  d.grid.forEach((row) => {
-    const tr = el("tr", { "data-learner": row.learner });
-    const th = el("th", { scope: "row" });
-    const b = el("button", { type: "button", class: "link learner-name" }, row.name + (row.student_id ? ` (${row.student_id})` : ""));
-    b.addEventListener("click", () => openLearner(row.learner));
-    th.append(b); tr.append(th);
-    row.steps.forEach((c) => {
-      const td = el("td", { class: c.standing.replace(" ", "-"), "data-step": c.step, "data-standing": c.standing });
-      td.textContent = `${MARKS[c.standing] || "?"} ${c.standing}`;
-      if (c.checks || c.hints || c.seconds) {
-        td.append(el("br"), el("span", { class: "small dim" },
-          `${c.checks} checks · ${c.hints} hints · ${minutes(c.seconds)}`));
-      }
-      if (c.diagnoses.length) td.append(el("br"), el("span", { class: "small" }, c.diagnoses.join(", ")));
-      tr.append(td);
-    });
-    body.append(tr);
-  });
-  t.append(body);
-  $("counts").textContent = `(${d.learners} learners, ${d.queue.waiting} checks waiting)`;
+function nameButton(id, name, extra) {
+  const b = el("button", { type: "button", class: "link learner-name", "data-learner": id,
+    "data-focus": `${extra || "name"}:${id}` }, name);
+  b.addEventListener("click", () => openLearner(id, b));
+  return b;
 }
 
+// ------------------------------------------------------------------ what needs attention
 function drawMisconceptions(d) {
   const t = $("misconceptions");
   t.replaceChildren();
   const head = el("tr");
   ["step", "mistake", "learners", "who", "what it means", "nudge"].forEach((h) => head.append(el("th", { scope: "col" }, h)));
-  t.append(head);
+  const thead = el("thead"); thead.append(head); t.append(thead);
+  const body = el("tbody"); t.append(body);
   if (!d.misconceptions.length) {
     const tr = el("tr"); tr.append(el("td", { colspan: "6", class: "dim" }, "No known mistake in anyone's latest failing check."));
-    t.append(tr); return;
+    body.append(tr); return;
   }
   d.misconceptions.forEach((m) => {
     const tr = el("tr", { "data-id": m.id, "data-step": m.step });
-    tr.append(el("td", {}, m.step), el("td", {}, `${m.title} (${m.id})`), el("td", { class: "count" }, String(m.count)),
-      el("td", {}, m.learners.map((l) => l.name).join(", ")), el("td", {}, m.explanation), el("td", {}, m.nudge));
-    t.append(tr);
+    const mistake = el("td");
+    mistake.append(el("strong", {}, m.title), " ", el("code", {}, m.id), el("br"));
+    const show = el("button", { type: "button", class: "link small", "data-focus": `mis:${m.step}:${m.id}` },
+      "show them in the grid");
+    show.addEventListener("click", () => {
+      $("filter-step").value = m.step; $("filter-mistake").value = m.id; $("filter-standing").value = "";
+      drawGrid(state.data); $("grid-h").focus(); $("grid-h").scrollIntoView();
+    });
+    mistake.append(show);
+    const who = el("td", { class: "who" });
+    const people = [...m.learners].sort((a, b) => a.name.localeCompare(b.name));
+    people.slice(0, WHO_SHOWN).forEach((l, i) => { if (i) who.append(", "); who.append(nameButton(l.id, l.name, `mis-${m.step}-${m.id}`)); });
+    if (people.length > WHO_SHOWN) {
+      const more = el("details", { class: "more" });
+      more.append(el("summary", {}, `and ${people.length - WHO_SHOWN} more`));
+      people.slice(WHO_SHOWN).forEach((l, i) => { if (i) more.append(", "); more.append(nameButton(l.id, l.name, `mis-${m.step}-${m.id}`)); });
+      who.append(" ", more);
+    }
+    const means = el("td", { class: "prose" }); means.append(md(m.explanation || ""));
+    const nudge = el("td", { class: "prose" }); nudge.append(md(m.nudge || ""));
+    tr.append(el("td", {}, m.step), mistake, el("td", { class: "count" }, String(m.count)), who, means, nudge);
+    body.append(tr);
   });
 }
 
 function drawStuck(d) {
   const ul = $("stuck");
   ul.replaceChildren();
+  if (d.stuck_rule) {
+    $("stuck-rule").textContent = `Failing a step for over ${minutes(d.stuck_rule.seconds)}, or after ` +
+      `${count(d.stuck_rule.checks, "check")}; longest first.`;
+  }
   if (!d.stuck.length) { ul.append(el("li", { class: "dim" }, "Nobody is stuck right now.")); return; }
-  d.stuck.forEach((s) => ul.append(el("li", {},
-    `${s.name}: ${s.step}, ${s.checks} checks, ${minutes(s.seconds)}${s.diagnoses.length ? " · " + s.diagnoses.join(", ") : ""}`)));
+  d.stuck.forEach((s) => {
+    const li = el("li");
+    li.append(nameButton(s.learner, s.name, `stuck-${s.step}`),
+      `: ${s.step}, ${count(s.checks, "check")}, ${minutes(s.seconds)}${s.diagnoses.length ? " · " + s.diagnoses.join(", ") : ""}`);
+    ul.append(li);
+  });
 }
 
+// ------------------------------------------------------------------ the grid: sort, filter, draw
+function fillSelect(select, values, label) {
+  const keep = select.value;
+  const first = select.options[0];
+  select.replaceChildren(first);
+  values.forEach((v) => select.append(el("option", { value: v }, label ? label(v) : v)));
+  select.value = values.includes(keep) ? keep : "";
+  if (keep && !values.includes(keep)) {  // a filter by a mistake nobody has any more: say so, keep it
+    select.append(el("option", { value: keep }, `${keep} (nobody now)`));
+    select.value = keep;
+  }
+}
+
+function isStuck(d, row, step) { return d.stuck.some((s) => s.learner === row.learner && (!step || s.step === step)); }
+
+function matches(d, row) {
+  const name = $("filter-name").value.trim().toLowerCase();
+  const step = $("filter-step").value, standing = $("filter-standing").value, mistake = $("filter-mistake").value;
+  if (name && !`${row.name} ${row.student_id || ""}`.toLowerCase().includes(name)) return false;
+  const cells = row.steps.filter((c) => !step || c.step === step);
+  if (standing === "stuck") { if (!isStuck(d, row, step)) return false; }
+  else if (standing && !cells.some((c) => c.standing === standing)) return false;
+  if (mistake && !cells.some((c) => c.diagnoses.includes(mistake))) return false;
+  return true;
+}
+
+function sortKey(row, by, step) {
+  const cells = row.steps.filter((c) => !step || c.step === step);
+  const passed = row.steps.filter((c) => c.standing === "passed").length;
+  const rank = { failed: 0, stale: 1, "not started": 2, passed: 3 };
+  switch (by) {
+    case "behind": return [passed, row.name.toLowerCase()];
+    case "ahead": return [-passed, row.name.toLowerCase()];
+    case "checks": return [-cells.reduce((a, c) => a + c.checks, 0), row.name.toLowerCase()];
+    case "time": return [-Math.max(0, ...cells.filter((c) => c.standing === "failed").map((c) => c.seconds)), row.name.toLowerCase()];
+    case "step": return [rank[cells[0] ? cells[0].standing : "passed"], -(cells[0] ? cells[0].seconds : 0), row.name.toLowerCase()];
+    default: return [row.name.toLowerCase(), row.learner];
+  }
+}
+
+function compare(a, b) {
+  for (let i = 0; i < a.length; i++) { if (a[i] < b[i]) return -1; if (a[i] > b[i]) return 1; }
+  return 0;
+}
+
+function cellText(c) {
+  const parts = [];
+  if (c.checks) parts.push(count(c.checks, "check"));
+  if (c.hints) parts.push(count(c.hints, "hint"));
+  if (c.standing !== "not started" && c.seconds) parts.push(minutes(c.seconds));  // never a time for "not started"
+  return parts.join(" · ");
+}
+
+function drawGrid(d) {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.focus : null;
+  const t = $("grid");
+  t.replaceChildren();
+  const { by, step: sortStep } = state.sort;
+  const head = el("tr");
+  const nameTh = el("th", { scope: "col", "aria-sort": by === "name" ? "ascending" : "none" });
+  const nameB = el("button", { type: "button", class: "sort", "data-focus": "sort:name" }, "learner");
+  nameB.addEventListener("click", () => sortBy("name", null));
+  nameTh.append(nameB); head.append(nameTh);
+  d.steps.forEach((s) => {
+    const th = el("th", { scope: "col", title: s.title, "aria-sort": by === "step" && sortStep === s.id ? "other" : "none" });
+    const b = el("button", { type: "button", class: "sort", "data-focus": `sort:${s.id}`,
+      "aria-label": `${s.id}: sort by standing on ${s.id}, failing first` }, s.id);
+    b.addEventListener("click", () => sortBy("step", s.id));
+    th.append(b); head.append(th);
+  });
+  const thead = el("thead"); thead.append(head); t.append(thead);
+  const rows = d.grid.filter((r) => matches(d, r));
+  rows.sort((a, b) => compare(sortKey(a, by, sortStep), sortKey(b, by, sortStep)));
+  const body = el("tbody");
+  rows.forEach((row) => {
+    const tr = el("tr", { "data-learner": row.learner });
+    const th = el("th", { scope: "row" });
+    th.append(nameButton(row.learner, row.name + (row.student_id ? ` (${row.student_id})` : ""), "grid"));
+    tr.append(th);
+    row.steps.forEach((c) => {
+      const td = el("td", { class: c.standing.replace(" ", "-"), "data-step": c.step, "data-standing": c.standing });
+      td.append(el("span", { "aria-hidden": "true" }, `${MARKS[c.standing] || "?"} `), WORDS[c.standing] || c.standing);
+      const more = cellText(c);
+      if (more) td.append(el("br"), el("span", { class: "small" }, more));
+      if (c.diagnoses.length) td.append(el("br"), el("span", { class: "small mistakes" }, c.diagnoses.join(", ")));
+      tr.append(td);
+    });
+    body.append(tr);
+  });
+  t.append(body);
+  // every body row is a learner's (tools and tests read the rows): the empty cases are said above it
+  $("shown").textContent = !d.grid.length ? "Nobody has joined yet: share the join link above."
+    : !rows.length ? `Nobody of the ${count(d.grid.length, "learner")} matches these filters.`
+    : rows.length === d.grid.length ? `Showing all ${count(d.grid.length, "learner")}.`
+    : `Showing ${rows.length} of ${count(d.grid.length, "learner")}.`;
+  if (focused) { const again = document.querySelector(`#grid [data-focus="${CSS.escape(focused)}"]`); if (again) again.focus(); }
+}
+
+function sortBy(by, step) {
+  state.sort = { by, step };
+  $("sort").value = by === "step" ? "name" : by;
+  drawGrid(state.data);
+}
+
+// ------------------------------------------------------------------ refresh
 async function refresh() {
   const d = await get("/teach/api/class");
   if (!d) return;
@@ -98,9 +244,17 @@ async function refresh() {
   $("join-link").textContent = d.join.link;
   $("join-state").textContent = d.join.open ? "joining is open" : "joining is closed";
   $("joining-toggle").textContent = d.join.open ? "Close joining" : "Reopen joining";
-  drawGrid(d); drawMisconceptions(d); drawStuck(d);
+  $("counts").textContent = `(${count(d.learners, "learner")}, ${count(d.queue.waiting, "check")} waiting)`;
+  fillSelect($("filter-step"), d.steps.map((s) => s.id), (id) => `${id}: ${d.steps.find((s) => s.id === id).title}`);
+  fillSelect($("filter-mistake"), [...new Set(d.misconceptions.map((m) => m.id))]);
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.focus : null;
+  drawMisconceptions(d); drawStuck(d); drawGrid(d);
   drawIdConflicts(d);  // student ids and sign-ins (H35B's section at the end)
-  if (state.learner) openLearner(state.learner, true);
+  if (focused && !document.activeElement.closest("#grid")) {
+    const again = document.querySelector(`.attention [data-focus="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+  if (state.learner && $("drill").open) openLearner(state.learner, null, true);
 }
 
 function later() {  // many events at once: one refresh a second at most
@@ -108,29 +262,7 @@ function later() {  // many events at once: one refresh a second at most
   state.timer = setTimeout(() => { state.timer = null; refresh(); }, 1000);
 }
 
-async function openLearner(id, quiet) {
-  const d = await get("/teach/api/learner/" + encodeURIComponent(id));
-  if (!d) return;
-  state.learner = id;
-  $("drill").hidden = false;
-  $("drill-h").textContent = `Learner: ${d.learner.name}`;
-  if (!quiet) $("new-link").textContent = "";
-  const body = $("drill-body");
-  body.replaceChildren();
-  d.steps.forEach((s) => {
-    if (s.code === null && !s.report) return;
-    const sec = el("details", { "data-step": s.step });
-    sec.append(el("summary", {}, `${s.step} · ${s.standing}${s.diagnoses.length ? " · " + s.diagnoses.join(", ") : ""} · ${s.history.length} versions`));
-    if (s.code !== null) sec.append(el("pre", { class: "code" }, s.code));
-    if (s.report) {
-      const step = (s.report.steps || [])[0] || {};
-      const lines = (step.tests || []).filter((t) => t.status !== "passed").slice(0, 3).map((t) => `✗ ${t.name}: ${t.message || ""}`);
-      sec.append(el("pre", { class: "report" }, `${step.status || s.report.error}\n${step.error || ""}\n${lines.join("\n")}`));
-    }
-    body.append(sec);
-  });
-}
-
+// ------------------------------------------------------------------ actions
 $("joining-toggle").addEventListener("click", async () => {
   if (await post("/teach/api/joining", { open: !state.data.join.open })) refresh();
 });
@@ -139,6 +271,12 @@ $("reissue").addEventListener("click", async () => {
   const d = await post("/teach/api/reissue", { learner: state.learner });
   if (d) $("new-link").textContent = d.resume_link + "  (the old link no longer works; give this one to the learner)";
 });
+for (const id of ["filter-name", "filter-step", "filter-standing", "filter-mistake"]) {
+  $(id).addEventListener("input", () => { if (state.data) drawGrid(state.data); });
+}
+$("sort").addEventListener("change", () => { state.sort = { by: $("sort").value, step: null }; if (state.data) drawGrid(state.data); });
+$("grid-controls").addEventListener("submit", (ev) => ev.preventDefault());
+$("grid-controls").addEventListener("reset", () => setTimeout(() => { state.sort = { by: "name", step: null }; if (state.data) drawGrid(state.data); }, 0));
 
 const es = new EventSource("/teach/api/events");
 es.addEventListener("class", later);
