@@ -60,7 +60,7 @@ def _auto_form(action: str, fields: dict[str, str], submit: bool = True) -> byte
 
 class Platform:
     def __init__(self, client_id: str = "attn-tool", deployment_id: str = "deployment-1",
-                 token_audience: str = ""):
+                 token_audience: str = "", host: str = "127.0.0.1"):
         self.client_id, self.deployment_id = client_id, deployment_id
         self.token_audience = token_audience  # what the assertion's aud must be (else the token URL)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -79,7 +79,8 @@ class Platform:
         self.held: dict[str, str] = {}
         self.lineitems: list[dict[str, Any]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        # host "localhost" puts the platform on another site than a tool on 127.0.0.1
+        self.base = f"http://{host}:{self.server.server_address[1]}"
         self.issuer = self.base
         self.lineitem = f"{self.base}/lineitems/17/lineitem?type_id=17"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

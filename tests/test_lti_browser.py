@@ -205,3 +205,22 @@ def test_scores_reach_the_gradebook_once_and_in_order_across_a_503_and_a_kill_9(
                 _assert_score_shape(s, platform)
     finally:
         h.stop()
+
+
+def test_the_state_cookie_survives_a_cross_site_form_post(tmp_path):
+    """The platform on localhost, the tool on 127.0.0.1: two sites, so only the SameSite=None
+    state cookie can come back with the launch's form post (the Lax twin stays behind)."""
+    p = Platform(host="localhost")
+    data = tmp_path / "class"
+    h = None
+    try:
+        assert cli("register", str(data), *p.register_args()).returncode == 0
+        h = tool_for(p, data)
+        with browser() as ben:
+            launched_learner(ben, p, "ben")
+            assert ben.current_url.startswith(h.base)
+            assert "Ben Okafor" in ben.page_source
+    finally:
+        if h is not None:
+            h.stop()
+        p.close()

@@ -5,10 +5,11 @@ posted state only if this browser holds that cookie. The launch is a
 cross-site form post, which carries only `SameSite=None` cookies, and
 browsers keep `SameSite=None` cookies only when they are `Secure`: so over
 TLS the cookie is `SameSite=None; Secure`. Plain HTTP is allowed on loopback
-addresses only (CONTRACT §8), where a `Secure` cookie may be refused; there a
-twin `SameSite=Lax` cookie (not Secure) carries the same state: a platform on
-another port of the same loopback host is the same site, so the Lax twin
-arrives. Each login has its own cookie name (a hash prefix of its state), so
+addresses only (CONTRACT §8): Chromium keeps a `Secure` cookie from a
+loopback address, so the same cookie works there (a platform on `localhost`,
+the tool on `127.0.0.1`: two sites); for a browser that refuses it over
+HTTP, a twin `SameSite=Lax` cookie (not Secure) carries the same state, which
+comes back when the platform is the same site (another port of the host). Each login has its own cookie name (a hash prefix of its state), so
 two logins in two tabs do not overwrite each other. Cookies are `HttpOnly`,
 scoped to `/lti/`, live ten minutes, and are cleared by the launch.
 The §7 session cookies are untouched (still `SameSite=Lax`).
