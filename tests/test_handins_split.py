@@ -148,3 +148,15 @@ def test_a_later_attempt_wins_even_when_an_older_one_has_the_step_files(tmp_path
     said = " ".join(rec.warnings)
     assert f"graded {second}_attention.ipynb, the latest" in said and f"{first}_step1_scores.py is Blackboard" in said
     assert f"{first}.txt (Blackboard's receipt for attempt 2024-03-04-22-10-45)" in rec.found
+
+
+def test_a_module_with_two_names_for_a_step_grades_neither_and_lists_them(tmp_path):
+    from attn_practice.grader.staff.intake.recognise import recognise
+
+    (tmp_path / "attention.py").write_text(
+        "import numpy as np\n\n\ndef dot_scores(Q, K):\n    return Q @ np.swapaxes(K, -1, -2)\n\n\n"
+        "def stable_softmax(x, axis=-1):\n    return x\n\n\ndef safe_softmax(x, axis=-1):\n    return x\n")
+    rec = recognise(tmp_path)
+    assert "step1" in rec.chosen and "step3" not in rec.chosen
+    said = " ".join(rec.warnings)
+    assert "safe_softmax(x, axis=-1)" in said and "stable_softmax(x, axis=-1)" in said and "none was graded" in said

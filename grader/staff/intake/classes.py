@@ -19,6 +19,7 @@ beyond looking for `def` lines.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from collections import Counter
@@ -35,14 +36,29 @@ MAX_MEMBERS = 20_000
 _CODE_BYTES = 32 << 20
 
 
+class MemberKind(str, enum.Enum):
+    FOLDER = "folder"
+    ZIP = "zip"
+    NOTEBOOK = "notebook"
+    MODULE = "module"
+    LMS_FOLDER = "student folder"  # a folder the LMS named for the student (Moodle)
+    LMS_FILES = "named student"  # files the LMS named for the student, side by side
+
+
 @dataclass
 class Member:
     """One student's submission inside a class folder."""
 
     label: str  # what the report calls it
     paths: list[Path] = field(default_factory=list)  # one folder/zip/file, or one student's LMS files
-    kind: str = "folder"  # how the one line counts it
+    kind: MemberKind = MemberKind.FOLDER  # how the one line counts it
     student: str = ""  # the student's name, when an LMS name gives it
+    lms: str = ""  # the LMS whose names say so
+
+    @property
+    def counted_as(self) -> str:
+        return f"{self.lms}{' ' if self.kind is MemberKind.LMS_FOLDER else '-'}{self.kind.value}" if self.lms \
+            else self.kind.value
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
@@ -66,15 +82,15 @@ def _steps_in_code(path: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _kind_of_file(name: str) -> str:
+def _kind_of_file(name: str) -> MemberKind | None:
     low = name.lower()
     if is_notebook(name):
-        return "notebook"
+        return MemberKind.NOTEBOOK
     if low.endswith(".zip"):
-        return "zip"
+        return MemberKind.ZIP
     if python_stem(name) is not None or low.endswith(".txt"):
-        return "module"
-    return ""
+        return MemberKind.MODULE
+    return None
 
 
 def _stem(name: str) -> str:
@@ -107,7 +123,7 @@ def split_class(folder: Path, *, alone: bool = True) -> list[Member] | None:
         member, steps = _item(folder, e)
         if member is None:
             continue
-        if member.kind in ("notebook", "module"):
+        if member.kind in (MemberKind.NOTEBOOK, MemberKind.MODULE):
             stem = _stem(e.name)
             if stem in stems:  # a notebook and its .py export: one piece of work
                 first = items[stems[stem]]
@@ -115,7 +131,7 @@ def split_class(folder: Path, *, alone: bool = True) -> list[Member] | None:
                 continue
             stems[stem] = len(items)
         items.append((member, steps))
-    code_only = all(m.kind in ("notebook", "module") for m, _ in items)
+    code_only = all(m.kind in (MemberKind.NOTEBOOK, MemberKind.MODULE) for m, _ in items)
     if len(items) < (2 if alone and not code_only else 3) or _disjoint([steps for _, steps in items]):
         return None
     return [m for m, _ in items][:MAX_MEMBERS]
@@ -129,13 +145,13 @@ def _item(folder: Path, e: os.DirEntry[str]) -> tuple[Member | None, frozenset[s
         rec = find_work(Path(e.path)).recognised
         if not (rec.anything or rec.zips):
             return None, frozenset()
-        return Member(label, [Path(e.path)], "folder"), frozenset(rec.chosen) or frozenset({"zip:" + e.name})
+        return Member(label, [Path(e.path)]), frozenset(rec.chosen) or frozenset({"zip:" + e.name})
     if not e.is_file(follow_symlinks=False):
         return None, frozenset()
     kind = _kind_of_file(e.name)
-    if kind == "zip":
-        return Member(label, [Path(e.path)], "zip"), frozenset({"zip:" + e.name})
-    if kind:
+    if kind is MemberKind.ZIP:
+        return Member(label, [Path(e.path)], kind), frozenset({"zip:" + e.name})
+    if kind is not None:
         steps = _steps_in_code(e.path)
         if steps:
             return Member(label, [Path(e.path)], kind), steps
@@ -165,14 +181,14 @@ def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsNam
         if e.is_dir(follow_symlinks=False):
             if name.original == "" and "onlinetext" in e.name:
                 continue  # Moodle's online-text folder: no files
-            member = Member(os.path.join(str(folder), e.name), [Path(e.path)], f"{name.lms.value} student folder",
-                            name.person)
+            member = Member(os.path.join(str(folder), e.name), [Path(e.path)], MemberKind.LMS_FOLDER,
+                            name.person, name.lms.value)
             out.append(member)
             continue
         key = name.student
         if key not in groups:
-            groups[key] = Member(os.path.join(str(folder), key), [], f"{name.lms.value}-named student",
-                                 name.person)
+            groups[key] = Member(os.path.join(str(folder), key), [], MemberKind.LMS_FILES, name.person,
+                                 name.lms.value)
             out.append(groups[key])
         groups[key].paths.append(Path(e.path))
     return [m for m in out if m.paths][:MAX_MEMBERS]
@@ -180,10 +196,10 @@ def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsNam
 
 def class_line(folder: str, members: list[Member]) -> str:
     """The one line that says a folder was graded as a class."""
-    kinds = Counter(m.kind for m in members)
+    kinds = Counter(m.counted_as for m in members)
     parts = ", ".join(f"{n} {k}{'s' if n > 1 and not k.endswith('s') else ''}" for k, n in kinds.most_common())
     return (f"{folder} holds a class, not one submission: graded {len(members)} submissions, each on its "
             f"own row ({parts}); give one of them to grade it alone")
 
 
-__all__ = ["Member", "class_line", "split_class"]
+__all__ = ["Member", "MemberKind", "class_line", "split_class"]

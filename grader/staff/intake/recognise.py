@@ -207,6 +207,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
                                     f"from {real[0].entry.rel} instead")
                 tier = real
         if not tier:
+            _several_meant(out, codes, ex)
             continue
         _order(tier)
         best = tier[0]
@@ -310,6 +311,18 @@ def _by_code(codes: list[Code], ex: Exercise) -> list[Source]:
                 found.append(Source(code.kind, code.entry, True, text, _mtime(code.entry)))
                 break
     return found
+
+
+def _several_meant(out: Recognised, codes: list[Code], ex: Exercise) -> None:
+    """A module or notebook with several well-known names for the step's function: none is graded; say which."""
+    for code in codes:
+        if code.parsed is not None:
+            rivals = guess(code.parsed, ex.function, own_file=False).rivals
+            if rivals:
+                listed = ", ".join(signature_text(code.parsed, n) for n in rivals)
+                out.warnings.append(f"{ex.id}: {code.entry.rel} has no function named {ex.function}, and "
+                                    f"{len(rivals)} could be meant ({listed}); none was graded: rename the "
+                                    f"one you mean {ex.function}")
 
 
 def _near_function(parsed: Parsed, function: str) -> str | None:
