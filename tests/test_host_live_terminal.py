@@ -173,3 +173,27 @@ def test_uvicorns_shutdown_noise_becomes_one_plain_line():
     text = out.getvalue()
     assert "Traceback" not in text and "CancelledError" not in text and "ERROR" not in text
     assert len(text.splitlines()) == 2 and "nothing saved is lost" in text
+
+
+def test_the_summary_printer_writes_one_line_per_period_only_when_something_happened():
+    import io
+    import logging
+
+    from attn_practice.grader.host import ops_log
+    from attn_practice.grader.host.ops_terminal import Summary, SummaryPrinter
+
+    summary, out = Summary(), io.StringIO()
+    printer = SummaryPrinter(summary, out, every=0.2).start()
+    try:
+        record = logging.LogRecord("x", logging.INFO, "", 0, "%s",
+                                   (ops_log.line("check", learner="aaaa", step="step1", status="passed"),),
+                                   None)
+        summary.emit(record)
+        deadline = time.monotonic() + 30
+        while "last minute:" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.6)  # three more periods with nothing new: nothing more printed
+    finally:
+        printer.stop()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and "1 learner checked" in lines[0] and "1 check (1 passed)" in lines[0]
