@@ -149,6 +149,25 @@ def test_a_save_while_the_server_is_down_arrives_after(tmp_path):
         assert stored(b) == later
 
 
+def test_a_check_cut_by_kill_9_shows_its_result_by_itself_after_the_restart(tmp_path):
+    slow = "import time\ntime.sleep(4)  # a slow import: the check is still running at the kill\n" + WRONG
+    with ann_on_step1(tmp_path) as (run, b):
+        set_editor(b, slow)
+        by_id(b, "save").click()
+        b.wait_for(lambda d: d.find_elements("id", "checking"), timeout=60)
+        n = reports_drawn(b)
+        run["host"].kill9()
+        b.wait_for(lambda d: d.find_elements("id", "check-refused"), timeout=60,
+                   message="the page did not say the check was cut")
+        assert "class server" in by_id(b, "check-refused").text
+        run["host"] = HostProcess(tmp_path / "class", port=run["host"].port)
+        b.wait_for(lambda d: by_id(d, "report-body").get_attribute("data-status") in ("failed", "timeout", "error"),
+                   timeout=180, message="the result of the check run again never reached the page")
+        # nobody clicked: the result came by the event stream, or with the page's catching up
+        assert "elementwise" in by_id(b, "report-body").text or reports_drawn(b) > n
+        assert not b.find_elements("id", "check-refused")
+
+
 def test_checking_too_often_keeps_the_last_report_and_checks_again_by_itself(tmp_path):
     with ann_on_step1(tmp_path) as (run, b):
         set_editor(b, WRONG)

@@ -503,7 +503,8 @@ async function catchUp() {
     page.data = data;
     $("kind").textContent = kindText(data);
     if (!page.dirty && !page.pending && data.version !== page.version) showFile(data.content, data.version, data.file_problem);
-    if (!page.busy) showLastReport(data.last_report);
+    // a check lost with the server is said until its result (or a stored report) comes
+    if (!page.busy && (data.last_report || !$("check-refused"))) showLastReport(data.last_report);
   }
   loadWidgets();
 }
