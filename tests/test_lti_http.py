@@ -94,10 +94,23 @@ def test_each_refused_launch_says_why_and_signs_no_one_in(tool, platform):
         assert "Traceback" not in got.text
         assert not signed_in(h, c), mode
         assert "attnp_learner" not in c.cookies and "attnp_teach" not in c.cookies, mode
-    # a state posted without its cookie (another browser), and a launch with no token at all
+    # a launch's form posted from another browser; then by its own browser (fine), then again (replayed)
+    own, other = httpx.Client(timeout=60), httpx.Client(timeout=60)
+    login = own.get(f"{h.base}/lti/login", params={"iss": platform.issuer, "login_hint": "eve",
+                                                   "target_link_uri": f"{h.base}/lti/launch",
+                                                   "lti_message_hint": "hold"})
+    fields = {k: html.unescape(v) for k, v in FIELD.findall(own.get(login.headers["location"]).text)}
+    got = other.post(f"{h.base}/lti/launch", data=fields)
+    assert got.status_code == 403 and "does not belong to this browser" in got.text
+    assert not signed_in(h, other)
+    assert own.post(f"{h.base}/lti/launch", data=fields).status_code == 200 and signed_in(h, own)
+    again = own.post(f"{h.base}/lti/launch", data=fields)
+    assert again.status_code == 403 and "already used once" in again.text
+    got = other.post(f"{h.base}/lti/launch", data=fields)
+    assert got.status_code == 403 and "already used once" in got.text
     c = httpx.Client(timeout=60)
     got = c.post(f"{h.base}/lti/launch", data={"id_token": "x.y.z", "state": "not-from-here"})
-    assert got.status_code == 403 and "does not belong to this browser" in got.text
+    assert got.status_code == 403 and "not a JWT" in got.text
     got = c.post(f"{h.base}/lti/launch", data={"state": "s"})
     assert got.status_code == 403 and "no id_token" in got.text
     # an unknown issuer cannot even start a login

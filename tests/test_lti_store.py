@@ -101,8 +101,10 @@ def test_the_outbox_keeps_order_and_strictly_increasing_timestamps(store, monkey
     due = store.due_lti_scores()
     assert [s.id for s in due] == [first]
     assert store.lease_lti_score(first, 30) and not store.lease_lti_score(first, 30)
-    store.lti_score_failed(first, "HTTP 503: down", time.time() - 1)
+    store.lti_score_failed(first, "HTTP 503: down", time.time() + 3600)
     assert [s.state for s in store.unsent_lti_scores()][0] is ScoreState.FAILING
+    assert store.due_lti_scores() == []  # backing off, and nothing after it jumps the queue
+    store.retry_failing_lti_scores()  # the platform answered again
     assert [s.id for s in store.due_lti_scores()] == [first]  # retried before anything after it
     store.lti_score_sent(first, "HTTP 200")
     assert [s.id for s in store.due_lti_scores()] == [second]

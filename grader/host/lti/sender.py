@@ -6,8 +6,8 @@ including a check re-run after a restart, moves the gradebook), and (2)
 posts the due scores, the oldest unsent one of each link first, each leased
 so another process does not post it at once. A refused post stays queued
 with the platform's answer and is retried after a growing wait (2 s, 4 s,
-... at most `MAX_WAIT`); the wait is in the database, so it holds across a
-restart. On start, every linked learner is synced once (a report saved just
+... at most `MAX_WAIT`; all at once when one of them gets through); the
+wait is in the database, so it holds across a restart. On start, every linked learner is synced once (a report saved just
 before a crash is not missed).
 """
 
@@ -25,7 +25,7 @@ from attn_practice.grader.host.store.base import StoreUnavailable
 
 TICK = 1.0
 LEASE = 30.0
-MAX_WAIT = 120.0
+MAX_WAIT = 30.0
 #: reports saved this long before the last poll are looked at again (commits land late)
 OVERLAP = 30.0
 WARN_EVERY = 60.0
@@ -95,5 +95,7 @@ class Sender:
                 self.store.lti_score_failed(score.id, str(exc), time.time() + backoff(score.attempts))
                 continue
             self.store.lti_score_sent(score.id, answer)
+            if score.attempts and not sent:
+                self.store.retry_failing_lti_scores()  # it answers again: the others need not wait
             sent += 1
         return sent

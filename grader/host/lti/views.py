@@ -116,11 +116,13 @@ def _launch(request: Request, token: str, the_state: str) -> Response:
     try:
         if not token:
             raise Refused("the platform posted no id_token.")
+        launched = verify(token, registry.platforms(ctx.store), PLATFORM_KEYS)
         if not state.matches(request, the_state):
+            if ctx.store.lti_nonce_used(launched.nonce):
+                raise Refused(NONCE_WHY["used"])
             raise Refused("the launch's state does not belong to this browser (the login started in "
                           "another browser, or its cookie was blocked or expired): launch again from "
                           "the course page, in this browser.")
-        launched = verify(token, registry.platforms(ctx.store), PLATFORM_KEYS)
         why = ctx.store.use_lti_nonce(launched.nonce, hash_secret(the_state))
         if why:
             raise Refused(NONCE_WHY[why])

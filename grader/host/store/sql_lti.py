@@ -128,6 +128,7 @@ LEASE_SCORE = "UPDATE lti_scores SET lease = ? WHERE id = ? AND lease < ? AND st
 SCORE_SENT = "UPDATE lti_scores SET state = 'sent', sent = ?, answer = ?, lease = 0 WHERE id = ?"
 SCORE_FAILED = ("UPDATE lti_scores SET state = 'failing', attempts = attempts + 1, next_try = ?, answer = ?, "
                 "lease = 0 WHERE id = ?")
+RETRY_FAILING_NOW = "UPDATE lti_scores SET next_try = ? WHERE state = 'failing' AND next_try > ?"
 SCORE_COUNTS = "SELECT state, COUNT(*) FROM lti_scores GROUP BY state"
 UNSENT_SCORES = f"SELECT {SCORE_COLS} FROM lti_scores WHERE state <> 'sent' ORDER BY id LIMIT ?"
 RECENT_SENT = f"SELECT {SCORE_COLS} FROM lti_scores WHERE state = 'sent' ORDER BY sent DESC LIMIT ?"
@@ -194,6 +195,11 @@ class LtiMethods:
             tx.execute(ADD_NONCE, (nonce, state_hash, expires))
 
         self._write(work)
+
+    def lti_nonce_used(self, nonce: str) -> bool:
+        """Whether this nonce was issued here and already spent (a replayed launch)."""
+        rows = self._read(NONCE_ROW, (nonce,))
+        return bool(rows) and bool(int(rows[0][2]))
 
     def use_lti_nonce(self, nonce: str, state_hash: str) -> str:
         """'' when spent now; else why not: 'unknown', 'used', 'expired' or 'state'."""
@@ -282,6 +288,11 @@ class LtiMethods:
 
     def lti_score_sent(self, score_id: int, answer: str) -> None:
         self._write(lambda tx: tx.execute(SCORE_SENT, (time.time(), answer[:500], score_id)))
+
+    def retry_failing_lti_scores(self) -> None:
+        """A platform answered again: every failing score is due now (not at its backed-off time)."""
+        now = time.time()
+        self._write(lambda tx: tx.execute(RETRY_FAILING_NOW, (now, now)))
 
     def lti_score_failed(self, score_id: int, answer: str, next_try: float) -> None:
         self._write(lambda tx: tx.execute(SCORE_FAILED, (next_try, answer[:500], score_id)))
