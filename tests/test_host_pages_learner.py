@@ -114,6 +114,33 @@ def test_serve_keeps_its_own_words():
     assert "dot_scores(np.ones((2, 3)), np.ones((2, 3)))" in hosted and "import numpy as np" in hosted
 
 
+def test_the_engines_terminal_advice_becomes_the_pages():
+    """Hints and notes written for the terminal (`attn-practice hint`, --reference-steps, `attn-practice
+    check stepN`, `attn-practice solution stepN`) reach a hosted learner as the page's own means."""
+    from attn_practice.grader.engine.engine import dependency_note
+    from attn_practice.grader.results import Failure, Status, StepResult, TestResult
+
+    catalog = {e.id: e for e in load_catalog()}
+    hints = [Failure(kind="not-implemented", summary="s", hint="Open the file, replace the line with your "
+                     "code, and check again. `attn-practice hint` helps you start."),
+             Failure(kind="not-implemented", summary="s", hint="Write softmax in step3_softmax.py first, or "
+                     "check this step with --reference-steps to use the reference versions of earlier steps.")]
+    step = StepResult(id="step5", title="attention", file="step5_attention.py", function="attention",
+                      status=Status.FAILED, score=0.0, max_score=1.0,
+                      tests=tuple(TestResult(name=f"t{i}", status=Status.FAILED, failure=f)
+                                  for i, f in enumerate(hints)),
+                      notes=(dependency_note(StepResult(id="step5", title="", status=Status.FAILED, score=0,
+                                                        max_score=1, function="attention"), catalog["step3"]),))
+    html = render.step_html(step, verbose=True, audience=render.Audience.HOSTED)
+    assert "attn-practice" not in html and "--reference-steps" not in html, html
+    assert "Reveal a hint" in html
+    assert "`attn-practice hint`" in render.step_html(step, verbose=True)  # serve keeps its words
+    text = render.for_reader("try it vectorised. `attn-practice solution step4` shows one way.",
+                             render.Audience.HOSTED)
+    assert text == ("try it vectorised. The reference solution (shown on this page once step4 passes) "
+                    "shows one way.")
+
+
 def test_a_save_while_the_server_is_down_arrives_after(tmp_path):
     with ann_on_step1(tmp_path) as (run, b):
         run["host"].stop()

@@ -177,6 +177,25 @@ def short_paths(text: str, root: str) -> str:
     return text.replace(f'File "{root.rstrip("/")}/', 'File "')
 
 
+# The engine's advice names terminal commands; a hosted learner has the page's buttons instead.
+_REFERENCE_STEPS = re.compile(r",? or check this step with --reference-steps to use the reference versions "
+                              r"of earlier steps|\s*\(or check this step alone with `attn-practice check "
+                              r"step\d+ --reference-steps`\)")
+_COMMAND = re.compile(r"(?:run )?`attn-practice (\w+)(?: (step\d+))?[^`]*`")
+_ON_THE_PAGE = {"check": "check {step} on its page", "hint": "“Reveal a hint” (under the editor)",
+                "show": "the lesson ({step}) on this page",
+                "solution": "The reference solution (shown on this page once {step} passes)"}
+
+
+def for_reader(text: str, audience: Audience) -> str:
+    """The engine's words as this reader can act on them: terminal commands become the page's."""
+    if audience is Audience.WORKSPACE or "attn-practice" not in text and "--reference-steps" not in text:
+        return text
+    text = _REFERENCE_STEPS.sub("", text)
+    return _COMMAND.sub(lambda m: _ON_THE_PAGE.get(m.group(1), "the buttons under the editor").format(
+        step=m.group(2) or "the step"), text)
+
+
 def _repro_html(f: Any, step: StepResult, audience: Audience) -> str:
     """The lines that reproduce the failing call, with where to run them for this reader."""
     lines = repro_snippet(f, step)
@@ -209,7 +228,7 @@ def failure_html(t: TestResult, step: StepResult, root: str = "",
                      + _pre(short_paths(f.traceback, root), "tb"))
     parts.append(_repro_html(f, step, audience))
     if f.hint:
-        parts.append(f'<p class="next"><strong>Next:</strong> {esc(f.hint)}</p>')
+        parts.append(f'<p class="next"><strong>Next:</strong> {esc(for_reader(f.hint, audience))}</p>')
     parts.append("</div>")
     return "".join(parts)
 
@@ -224,7 +243,7 @@ def step_html(step: StepResult, *, verbose: bool = False, root: str = "",
              f'<h3><span class="mark" aria-hidden="true">{mark}</span> {esc(step.id)} {esc(word)} · '
              f'{esc(step.title)}{count}</h3>']
     if step.error and (not step.tests or step.status is Status.MISSING):
-        parts.append(f'<p class="error">{esc(step.error)}</p>')
+        parts.append(f'<p class="error">{esc(for_reader(step.error, audience))}</p>')
     if step.tests:
         parts.append('<ul class="tests">')
         for t in step.tests:
@@ -250,7 +269,7 @@ def step_html(step: StepResult, *, verbose: bool = False, root: str = "",
     if step.output.strip():
         parts.append(f'<p class="label">Your code printed:</p>{_pre(_bounded(step.output, OUTPUT_LIMIT), "out")}')
     for note in step.notes:
-        parts.append(f'<p class="note"><strong>note:</strong> {esc(note)}</p>')
+        parts.append(f'<p class="note"><strong>note:</strong> {esc(for_reader(note, audience))}</p>')
     parts.append("</section>")
     return "".join(parts)
 
