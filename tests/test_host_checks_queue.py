@@ -12,32 +12,27 @@ import threading
 import time
 
 import pytest
+import test_host_checks
 
 from attn_practice.grader.host.checks.base import CheckRequest
 from attn_practice.grader.host.checks.notify import QueueNotifier, worth_telling
 from attn_practice.grader.host.checks.queue import AlreadyChecking, FairQueue
 
 
-class GatedRunner:
-    """Checks end when `release()` is called; records which learner's check started, in order."""
+class GatedRunner(test_host_checks.GatedRunner):
+    """Checks end when `gate` is released; records whose check started (and its code), in order."""
 
     def __init__(self, capacity: int = 1) -> None:
+        super().__init__()
         self.capacity = capacity
-        self.order: list[tuple[str, str]] = []
-        self.gate = threading.Semaphore(0)
-        self.started = threading.Semaphore(0)
+        self.order: list[tuple[str, str]] = []  # type: ignore[assignment]
+        self.started = threading.Semaphore(0)  # type: ignore[assignment]
 
     def run(self, request: CheckRequest) -> dict:
         self.order.append((request.learner_id, request.files.get("f", "")))
         self.started.release()
         self.gate.acquire(timeout=30)
         return {"report": {"submission": "", "steps": []}, "worked_html": "", "seconds": 0.0}
-
-    def ready(self) -> bool:
-        return True
-
-    def close(self) -> None:
-        pass
 
 
 def req(learner: str, text: str = "", step: str = "step1") -> CheckRequest:

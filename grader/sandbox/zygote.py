@@ -189,39 +189,35 @@ class Zygote:
 
     def pause(self, pid: int, on: bool) -> bool:
         """Freeze (on) or thaw a live sandbox with everything it started: nothing of it runs
-        between a warm sandbox's answers (threads it left spinning, children). Its cgroup's
-        freezer where there is one (v2: reaches children that left the process tree too),
-        else SIGSTOP / SIGCONT down the tree. False: not one of our live sandboxes."""
+        between a warm sandbox's answers (threads it left spinning, children). SIGSTOP /
+        SIGCONT down its process tree, and its cgroup's freezer where there is one (v2: it
+        reaches children that left the tree too). False: not one of our live sandboxes."""
         if pid not in self.active:
             return False
+        if on:
+            self._signal_tree(pid, signal.SIGSTOP)
         groups = self.jail.cgroups
         if groups is not None and groups.version == 2:
             path = os.path.join(groups.memory_dir, cgroup_name(self.me, pid), "cgroup.freeze")
             try:
                 with open(path, "w") as f:
                     f.write("1" if on else "0")
-                return True
             except OSError:
                 pass
-        stack, seen = [pid], set()
-        while stack:
-            p = stack.pop()
-            if p in seen or p == self.me:
-                continue
-            seen.add(p)
-            try:
-                os.kill(p, signal.SIGSTOP if on else signal.SIGCONT)
-            except (ProcessLookupError, PermissionError):
-                continue
-            stack.extend(self._children(p))
+        if not on:
+            self._signal_tree(pid, signal.SIGCONT)
         return True
 
     def _kill_tree(self, pid: int) -> int:
-        """SIGKILL `pid` and every descendant, parents before children.
+        """SIGKILL `pid` and every descendant, parents before children (see `_signal_tree`)."""
+        return self._signal_tree(pid, signal.SIGKILL)
 
-        A process that has been sent SIGKILL can no longer fork, so reading
-        its children *after* killing it gives the final list: one pass
-        reaches every descendant, even of a fork storm.
+    def _signal_tree(self, pid: int, sig: int) -> int:
+        """Send `sig` to `pid` and every descendant, parents before children; how many.
+
+        A process that has been sent SIGKILL (or SIGSTOP) can no longer fork,
+        so reading its children *after* signalling it gives the final list:
+        one pass reaches every descendant, even of a fork storm.
         """
         stack, seen = [pid], set()
         while stack:
@@ -230,7 +226,7 @@ class Zygote:
                 continue
             seen.add(p)
             try:
-                os.kill(p, signal.SIGKILL)
+                os.kill(p, sig)
             except (ProcessLookupError, PermissionError):
                 continue
             stack.extend(self._children(p))
