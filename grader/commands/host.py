@@ -181,7 +181,7 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
         given = load_course(course, check_suites=False) if course else None
     except _unavailable(None) as exc:  # a course file it cannot use
         raise Problem(str(exc)) from None
-    store = _open(data_dir, db)
+    store = open_class(data_dir, db)
     try:
         path = None if given else _stored_course(store)
         text = export.export_text(store, given or (load_course(path, check_suites=False) if path else None),
@@ -214,7 +214,7 @@ def backup_cmd(data_dir: Path, out: Path, db: str | None) -> int:
         raise Problem(f"the class in {data_dir} lives in PostgreSQL ({url}): back it up with "
                       f"pg_dump --format=custom --file {out} '{url}' (host backup copies a class "
                       "kept in SQLite).")
-    store = _open(data_dir, db)
+    store = open_class(data_dir, db)
     try:
         export.backup(store, out)
     except (FileExistsError, ValueError) as exc:
@@ -269,7 +269,9 @@ def _where(data_dir: Path, db: str | None) -> class_home.Where:
         raise Problem(str(exc)) from None
 
 
-def _open(data_dir: Path, db: str | None) -> Any:
+def open_class(data_dir: Path, db: str | None) -> Any:
+    """The store of the class `data_dir` holds or records (or `db`), for the commands that work
+    on a class's folder; a folder with no class, or a database away, is a Problem, said plainly."""
     from attn_practice.grader.host.server import open_data
 
     place = _where(data_dir, db)

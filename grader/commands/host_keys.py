@@ -19,19 +19,11 @@ from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say
 @click.option("--db", default=None, metavar="URL", help="postgresql://... when the class uses one.")
 def rotate_key_cmd(data_dir: Path, db: str | None) -> int:
     """Replace the instructor key and sign every instructor browser out (also while the class runs)."""
-    from attn_practice.grader.host import class_home
+    from attn_practice.grader.commands.host import open_class
     from attn_practice.grader.host.auth import ensure_class_settings, rotate_instructor_key
-    from attn_practice.grader.host.server import open_data
     from attn_practice.grader.host.store.base import StoreUnavailable
 
-    try:  # the class the folder holds or records (PostgreSQL), never a new empty one
-        place = class_home.where(data_dir, db, must_exist=True)
-    except class_home.NoClass as exc:
-        raise Problem(str(exc)) from None
-    try:
-        store = open_data(data_dir, place.url)
-    except (StoreUnavailable, ValueError) as exc:
-        raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
+    store = open_class(data_dir, db)  # the class the folder holds or records, never a new one
     try:
         ensure_class_settings(store)
         key = rotate_instructor_key(store)
