@@ -18,7 +18,7 @@ secret and the submission's own bytes (see `engine.examples`), so inputs
 seen in earlier results say nothing about the next version's. Every
 builder keeps its example inside the contract whatever the salt (rows of
 weights sum to 1, every mask row has a True, every softmax slice a finite
-entry).
+entry, and what its test is named for: a -inf, a huge entry).
 """
 
 from __future__ import annotations
@@ -67,8 +67,6 @@ def salted(salt: int | None) -> Iterator[None]:
 
 def current_salt() -> int | None:
     return _SALT
-
-
 
 
 # -- recipes -------------------------------------------------------------------
@@ -369,12 +367,18 @@ def scale_inputs(draw: Any, batched: bool | None = None, dtype: Any = None,
 def _build_softmax(params: dict[str, Any], salt: int | None) -> tuple[Any, ...]:
     x = _make(params["x"], salt)
     axis = int(params["axis"])
+    # a test's name holds for any input it reports, shrunk too: here +-bound, a -inf (issue 39)
+    if at := int(params.get("huge") or 0):
+        x.flat[at % x.size] = float(params["x"][4]) * (-1) ** at
     if params.get("holes") is not None:
         rng = _rng(int(params["holes"]), salt)
         holes = rng.random(x.shape) < 0.4
         first = [slice(None)] * x.ndim
         first[axis] = int(rng.integers(x.shape[axis]))
         holes[tuple(first)] = False  # every slice along `axis` keeps a finite entry
+        plant = [int(rng.integers(n)) for n in x.shape]
+        plant[axis] = (first[axis] + 1) % x.shape[axis]  # beside the kept entry (axis >= 2 long)
+        holes[tuple(plant)] = True
         x = np.where(holes, -np.inf, x).astype(x.dtype)
     return x, axis
 
@@ -390,16 +394,17 @@ def softmax_inputs(draw: Any, *, huge: bool = False, neg_inf: bool = False, dtyp
     else:
         shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=4))
     axis = draw(st.integers(-len(shape), len(shape) - 1))
-    if profile == "long":
+    if profile == "long" or neg_inf:  # a -inf entry needs a finite one beside it in its slice
         shape = list(shape)
-        shape[axis] = draw(st.integers(6, MAX_LONG))
+        shape[axis] = draw(st.integers(6, MAX_LONG)) if profile == "long" else max(2, shape[axis])
         shape = tuple(shape)
     if huge:
         bound = 1e300 if np.dtype(dt) == np.float64 else 1e38
     else:
         bound = draw(st.sampled_from((30.0, 3e3))) if np.dtype(dt) == np.float64 else 30.0
     return build("softmax", {"x": _spec(draw, shape, dt, bound), "axis": axis,
-                             "holes": draw(_SEED) if neg_inf else None})
+                             "holes": draw(_SEED) if neg_inf else None,
+                             **({"huge": draw(_SEED) + 1} if huge else {})})
 
 
 # -- step 6 ------------------------------------------------------------------------------
