@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -64,7 +63,7 @@ class Bucket(RateLimiter):
 
 
 class Slots:
-    """At most `per_key` holders at once per key (a learner, a browser): `hold` or 429 at once."""
+    """At most `per_key` holders at once per key (a learner, a browser): `enter` is False past it."""
 
     def __init__(self, per_key: int):
         self.per_key = per_key
@@ -86,19 +85,6 @@ class Slots:
                 self._held[key] = n
             else:
                 self._held.pop(key, None)
-
-    def held(self, key: str) -> int:
-        with self._lock:
-            return self._held.get(key, 0)
-
-    @contextlib.contextmanager
-    def hold(self, key: str, message: str, retry: float = 1.0) -> Iterator[None]:
-        if not self.enter(key):
-            raise too_busy(message, retry)
-        try:
-            yield
-        finally:
-            self.leave(key)
 
 
 class Pacer:
@@ -141,15 +127,28 @@ class BoundedExecutor:
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix=f"attnp-{name}")
         self._free = threading.BoundedSemaphore(workers + max_waiting)
 
-    async def run(self, fn: Callable[..., T], *args: Any, busy: str, retry: float = 2.0) -> T:
+    async def run(self, fn: Callable[..., T], *args: Any, busy: str, retry: float = 2.0,
+                  then: Callable[[], None] | None = None) -> T:
+        """`fn(*args)` on these threads; `then()` once it has ended (or was refused), even if
+        the asker went."""
         if not self._free.acquire(blocking=False):
+            if then is not None:
+                then()
             raise too_busy(busy, retry)
         try:
             future = self._pool.submit(fn, *args)
         except BaseException:
             self._free.release()
+            if then is not None:
+                then()
             raise
-        future.add_done_callback(lambda _f: self._free.release())
+
+        def ended(_f: Any) -> None:
+            self._free.release()
+            if then is not None:
+                then()
+
+        future.add_done_callback(ended)
         return await asyncio.wrap_future(future)
 
     def close(self) -> None:
@@ -187,6 +186,16 @@ class Limits:
         if await run_in_threadpool(learners) >= self.max_learners:
             raise Problem(403, f"This class is full ({self.max_learners} learners): ask your "
                                "instructor, who can raise `max_learners` in the course file.")
+
+    async def widget(self, learner_id: str, compute: Callable[..., T], *args: Any) -> T:
+        """A widget's `compute(*args)` on the widget threads, one per learner at a time: the
+        learner's slot is held until the computation ends, not only while its asker waits."""
+        if not self.widgets.enter(learner_id):
+            raise too_busy("your previous widget is still being computed; it updates when that "
+                           "one is done.", 1.0)
+        return await self.widget_pool.run(
+            compute, *args, then=lambda: self.widgets.leave(learner_id),
+            busy="the widgets are busy for the whole class right now; try again in a moment.")
 
     async def password_ok(self, address: str, check: Callable[[], bool]) -> bool:
         """Run a costly password `check` (scrypt) only when `address` may try a secret now, and on

@@ -200,11 +200,8 @@ async def widget(request: Request) -> Response:
     learner = await run_in_threadpool(require_learner, request)
     name, query = request.path_params["name"], dict(request.query_params)
     try:
-        with ctx.limits.widgets.hold(learner.id, "your previous widget is still being computed; "
-                                                 "it updates when that one is done."):
-            out = await ctx.limits.widget_pool.run(
-                widgets_hosted.answer, ctx.lesson, ctx.runner, learner, name, query,
-                busy="the widgets are busy for the whole class right now; try again in a moment.")
+        out = await ctx.limits.widget(learner.id, widgets_hosted.answer, ctx.lesson, ctx.runner,
+                                      learner, name, query)
     except widgets_hosted.WidgetInputError as exc:
         raise Problem(400, str(exc)) from None
     except NotFound as exc:
