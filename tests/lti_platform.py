@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
+import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
@@ -300,3 +301,13 @@ class Platform:
                 self._send(204, b"")
 
         return Handler
+
+
+@pytest.fixture(name="platform")
+def platform_fixture() -> Any:
+    """A running platform for one test, closed after it."""
+    p = Platform()
+    try:
+        yield p
+    finally:
+        p.close()

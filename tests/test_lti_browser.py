@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from browser import browser
-from lti_platform import USERS, Platform
+from lti_platform import USERS, Platform, platform_fixture  # noqa: F401 - the `platform` fixture
 from serve_helpers import wait_until
 from test_host_support import HostProcess, console_script, implementation
 
@@ -78,15 +78,6 @@ def check(b, base: str, code: str, word: str) -> None:
     b.find_element("id", "check").click()
     b.wait_for(lambda d: word in d.find_element("id", "report-body").text, timeout=180,
                message=f"no '{word}' report")
-
-
-@pytest.fixture
-def platform():
-    p = Platform()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def test_learners_and_an_instructor_launch_and_every_bad_launch_is_refused(tmp_path, platform):

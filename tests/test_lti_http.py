@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from lti_platform import USERS, Platform
+from lti_platform import USERS, Platform, platform_fixture  # noqa: F401 - the `platform` fixture
 from serve_helpers import wait_until
 from test_host_support import HostProcess, console_script
 
@@ -52,15 +52,6 @@ def launch(h: HostProcess, p: Platform, user: str, mode: str = "ok",
 
 def signed_in(h: HostProcess, c: httpx.Client) -> bool:
     return c.get(f"{h.base}/api/summary").status_code == 200
-
-
-@pytest.fixture
-def platform():
-    p = Platform()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 @pytest.fixture
