@@ -175,6 +175,7 @@ def test_same_person_is_one_learner_and_instructors_need_no_key(tool, platform):
     assert a.post(f"{h.base}/teach/api/lti/roster", json={}).status_code == 403
     assert a.get(f"{h.base}/teach/api/lti").status_code == 403
     assert t.get(f"{h.base}/teach/api/lti").json()["platforms"] == [platform.issuer]
+    assert t.get(f"{h.base}/teach/api/class").json()["lti"]["scores"] == {"pending": 0, "failing": 0, "sent": 0}
 
 
 def test_registration_takes_effect_in_a_running_class(tool, platform, tmp_path):

@@ -33,6 +33,7 @@ from attn_practice.grader.host.auth import (
 )
 from attn_practice.grader.host.class_view import class_picture, drilldown
 from attn_practice.grader.host.lesson import EventKind
+from attn_practice.grader.host.lti import teach_views as lti_teach
 from attn_practice.grader.host.session import (
     ctx_of,
     end_session,
@@ -119,6 +120,7 @@ def class_api(request: Request) -> Response:
                        "ask_student_id": keys.ask_student_id}
     picture["queue"] = {"waiting": len(ctx.queue)}
     picture["id_conflicts"] = claims.id_conflicts(ctx.store)
+    picture["lti"] = lti_teach.class_field(ctx.store)  # the LMS gradebook (LTI 1.3), None without one
     return JSONResponse(picture)
 
 

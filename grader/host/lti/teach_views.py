@@ -44,6 +44,11 @@ def status(store: Any) -> dict[str, Any]:
                         for c in store.lti_contexts()]}
 
 
+def class_field(store: Any) -> dict[str, Any] | None:
+    """The `lti` field of /teach/api/class: the panel's data, or None when no LMS is registered."""
+    return status(store) if store.get_setting(registry.PLATFORMS) else None
+
+
 def lti_status(request: Request) -> Response:
     require_instructor(request)
     return JSONResponse(status(ctx_of(request).store))
