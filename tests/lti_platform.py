@@ -43,11 +43,12 @@ KID = "platform-key-1"
 
 USERS = {
     "ann": {"sub": "user-ann-7f3", "given_name": "Ann", "family_name": "Lee", "roles": [LEARNER]},
-    "ben": {"sub": "user-ben-2c9", "name": "Ben Okafor", "roles": [LEARNER]},
+    "ben": {"sub": "user-ben-2c9", "name": "Ben Okafor", "roles": [LEARNER], "sourcedid": "S-1002"},
     "eve": {"sub": "user-eve-0a1", "name": "Eve Mallory", "roles": [LEARNER]},
     "teacher": {"sub": "user-teacher-1", "name": "Dr. Tess Teacher", "roles": [INSTRUCTOR]},
 }
-ROSTER_ONLY = {"user_id": "user-cal-5d2", "name": "Cal Roster", "roles": [LEARNER], "status": "Active"}
+ROSTER_ONLY = {"user_id": "user-cal-5d2", "name": "Cal Roster", "roles": [LEARNER], "status": "Active",
+               "lis_person_sourcedid": "S-1003"}
 
 
 def _auto_form(action: str, fields: dict[str, str], submit: bool = True) -> bytes:
@@ -130,6 +131,7 @@ class Platform:
             "iss": self.issuer, "aud": self.client_id, "azp": self.client_id, "sub": u["sub"],
             "iat": now, "exp": now + 300, "nonce": nonce,
             **{k: u[k] for k in ("name", "given_name", "family_name") if k in u},
+            **({LTI + "lis": {"person_sourcedid": u["sourcedid"]}} if "sourcedid" in u else {}),
             LTI + "message_type": "LtiResourceLinkRequest", LTI + "version": "1.3.0",
             LTI + "deployment_id": self.deployment_id, LTI + "roles": u["roles"],
             LTI + "target_link_uri": f"{self.tool_base}/lti/launch",

@@ -170,6 +170,7 @@ def test_same_person_is_one_learner_and_instructors_need_no_key(tool, platform):
     cls = t.get(f"{h.base}/teach/api/class")
     assert cls.status_code == 200
     assert cls.text.count("Ben Okafor") >= 1 and "Dr. Tess Teacher" not in cls.text
+    assert "S-1002" in cls.text  # the LMS's student id (lis person_sourcedid), for the export
     # §7's rules hold for LTI sessions: no change without the page's token, no instructor API for learners
     assert t.post(f"{h.base}/teach/api/lti/roster", json={}).status_code == 403
     assert a.post(f"{h.base}/teach/api/lti/roster", json={}).status_code == 403
@@ -271,3 +272,21 @@ def test_token_audience_and_a_line_item_the_tool_creates(tmp_path):
             h.stop()
     finally:
         p.close()
+
+
+def test_the_roster_import_adds_who_has_not_launched(tool, platform):
+    h, _ = tool
+    t = httpx.Client(timeout=60)
+    assert launch(h, platform, "teacher", client=t).status_code == 200
+    token = re.search(r'name="attnp-token" content="([^"]+)"', t.get(f"{h.base}/teach").text).group(1)
+    got = t.post(f"{h.base}/teach/api/lti/roster", json={}, headers={"X-Attn-Token": token})
+    assert got.status_code == 200, got.text
+    assert got.json()["imported"] == [{"course": "Machine Learning 101", "members": 4, "added": 4}]
+    again = t.post(f"{h.base}/teach/api/lti/roster", json={}, headers={"X-Attn-Token": token}).json()
+    assert again["imported"][0]["added"] == 0  # importing twice adds no one twice
+    cls = t.get(f"{h.base}/teach/api/class").text
+    assert "Cal Roster" in cls and "S-1003" in cls and "Dr. Tess Teacher" not in cls
+    # a rostered learner's first launch is that same learner, not a second one
+    ben = httpx.Client(timeout=60)
+    assert launch(h, platform, "ben", client=ben).status_code == 200
+    assert t.get(f"{h.base}/teach/api/class").text.count('"Ben Okafor"') == 1

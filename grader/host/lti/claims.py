@@ -12,6 +12,7 @@ ROLES = LTI + "roles"
 CONTEXT = LTI + "context"
 RESOURCE_LINK = LTI + "resource_link"
 TARGET_LINK_URI = LTI + "target_link_uri"
+LIS = LTI + "lis"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 

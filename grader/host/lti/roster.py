@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from attn_practice.grader.host.auth import hash_secret, new_secret
 from attn_practice.grader.host.lti import http, registry
 from attn_practice.grader.host.lti.claims import Media, Scope, is_instructor
+from attn_practice.grader.host.lti.signin import give_student_id
 from attn_practice.grader.host.lti.tokens import TOKENS
 from attn_practice.grader.host.store.base import Store
 from attn_practice.grader.host.store.sql_lti import LtiContext
@@ -65,8 +66,11 @@ def import_roster(store: Store, context: LtiContext) -> Imported:
             if member.get("status", "Active") != "Active" or _staff(member.get("roles")):
                 continue
             members += 1
-            _, new = store.lti_learner_or_create(platform.issuer, member["user_id"][:255], _name(member),
-                                                 "", hash_secret(new_secret()))
+            learner, new = store.lti_learner_or_create(platform.issuer, member["user_id"][:255],
+                                                       _name(member), "", hash_secret(new_secret()))
+            sourcedid = member.get("lis_person_sourcedid")
+            if new and isinstance(sourcedid, str) and sourcedid.strip():
+                give_student_id(store, learner, "".join(c for c in sourcedid if c.isprintable()).strip()[:64])
             added += int(new)
         more = NEXT.search(answer.headers.get("link", ""))
         if not more or not registry.url_ok(more.group(1)):

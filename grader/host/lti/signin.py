@@ -13,11 +13,13 @@ the cookie, the instructor's HMAC cookie).
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 
 from attn_practice.grader.host import auth, session
-from attn_practice.grader.host.store.base import Learner
+from attn_practice.grader.host.store.base import Learner, StudentIdTaken
 
 
 def sign_in_learner(request: Request, response: Response, learner: Learner) -> None:
@@ -37,3 +39,14 @@ def sign_in_instructor(request: Request, response: Response) -> None:
         return
     keys = session.ctx_of(request).keys()
     session.set_cookie(request, response, auth.TEACH_COOKIE, keys.teach_cookie())  # type: ignore[attr-defined]
+
+
+def give_student_id(store: Any, learner: Learner, student_id: str) -> bool:
+    """The LMS's student id for this learner, unless another learner of the class holds it (the
+    instructor settles that; the launch goes on either way)."""
+    try:
+        store.set_student_id(learner.id, student_id)
+    except StudentIdTaken as exc:
+        store.record_id_conflict(student_id, learner.display_name, exc.holder_id)
+        return False
+    return True

@@ -40,6 +40,7 @@ class Launch:
     resource_link_id: str
     ags: dict[str, Any]
     nrps_url: str
+    student_id: str = ""  # the LIS person sourcedid, the institution's student id, when the LMS sends it
 
     @property
     def instructor(self) -> bool:
@@ -134,9 +135,16 @@ def _claims(got: dict[str, Any], platform: Platform) -> Launch:
     ags = got.get(C.AGS) if isinstance(got.get(C.AGS), dict) else {}
     nrps = got.get(C.NRPS) if isinstance(got.get(C.NRPS), dict) else {}
     name = _text(got, "name") or " ".join(x for x in (_text(got, "given_name"), _text(got, "family_name")) if x)
+    name = "".join(c for c in name if c.isprintable())
     return Launch(platform=platform, sub=sub[:255], nonce=nonce, name=name.strip()[:80] or "LMS learner",
                   roles=tuple(r for r in roles if isinstance(r, str)) if isinstance(roles, list) else (),
                   deployment_id=deployment, context_id=str(context.get("id", ""))[:255],
                   context_title=str(context.get("title", "") or context.get("label", ""))[:200],
                   resource_link_id=str(link.get("id", ""))[:255], ags=ags,
-                  nrps_url=str(nrps.get("context_memberships_url", "")))
+                  nrps_url=str(nrps.get("context_memberships_url", "")), student_id=_sourcedid(got))
+
+
+def _sourcedid(got: dict[str, Any]) -> str:
+    lis = got.get(C.LIS)
+    value = lis.get("person_sourcedid") if isinstance(lis, dict) else None
+    return "".join(c for c in value if c.isprintable()).strip()[:64] if isinstance(value, str) else ""

@@ -22,7 +22,11 @@ from attn_practice.grader.host.auth import RateLimiter, hash_secret, new_secret
 from attn_practice.grader.host.lesson import EventKind
 from attn_practice.grader.host.lti import ags, registry, state
 from attn_practice.grader.host.lti.platform_keys import KeyCache
-from attn_practice.grader.host.lti.signin import sign_in_instructor, sign_in_learner
+from attn_practice.grader.host.lti.signin import (
+    give_student_id,
+    sign_in_instructor,
+    sign_in_learner,
+)
 from attn_practice.grader.host.lti.validate import Launch, Refused, verify
 from attn_practice.grader.host.session import ctx_of
 from attn_practice.grader.host.web import client_address, read_form
@@ -151,6 +155,8 @@ def _signed_in(request: Request, launched: Launch) -> Response:
                                                hash_secret(new_secret()))
     if new:
         store.record_event(learner.id, EventKind.JOINED.value, {})
+    if launched.student_id and not learner.student_id:
+        give_student_id(store, learner, launched.student_id)
     ags.remember_link(store, learner.id, launched)
     ags.sync_learner(store, ctx.course, learner.id)
     response = _page("Signed in", f"<p>Signed in as {esc(learner.display_name)}. <a href=\"/\">Open "
