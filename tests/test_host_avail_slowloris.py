@@ -93,6 +93,10 @@ def test_slow_headers_and_bodies_are_closed_and_the_class_still_answers(host):
         assert not open_, f"{len(open_)} slow connections were never closed by the server"
         assert fresh.get("/healthz").status_code == 200
         assert learner.get("/api/summary").status_code == 200
+        metrics = fresh.get("/metrics", params={"key": host.key}).text
+        closed = {m.group(1): int(m.group(2)) for m in re.finditer(
+            r"^attnp_connections_(evicted|timed_out)_total (\d+)$", metrics, re.M)}
+        assert closed.get("evicted", 0) + closed.get("timed_out", 0) >= SLOW + 20 - 64, metrics
     finally:
         stop.set()
         for t in feeders:

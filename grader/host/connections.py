@@ -46,6 +46,7 @@ class ConnectionGuard:
         self.by_address: dict[str, OrderedDict[Any, bool]] = {}  # protocol -> served one already
         self.open: dict[str, int] = {}
         self.evicted = 0
+        self.timed_out = 0
 
     def opened(self, address: str) -> bool:
         """Count a new connection; False when its address already has too many open."""
@@ -144,12 +145,14 @@ def guarded_protocol(guard: ConnectionGuard, head_seconds: float = HEAD_SECONDS,
             if cycle_no != self._cycle_no:
                 return
             if self.conn.their_state is h11.IDLE:
+                guard.timed_out += 1
                 self.close_slow()
             elif self.conn.their_state is h11.SEND_BODY:
                 self._timer = self.loop.call_later(body_seconds, self._body_due, cycle_no)
 
         def _body_due(self, cycle_no: int) -> None:
             if cycle_no == self._cycle_no and self.conn.their_state is h11.SEND_BODY:
+                guard.timed_out += 1
                 self.close_slow()
 
         def _stop_timer(self) -> None:

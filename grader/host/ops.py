@@ -60,6 +60,16 @@ def metrics(request: Request) -> Response:
         ("attnp_learners", "gauge", "learners in the class", learners),
         ("attnp_event_streams", "gauge", "open event streams on this process", len(ctx.live.subscribers)),
     ]
+    guard = getattr(ctx, "connections", None)  # set by `host` (absent in process, under tests)
+    if guard is not None:
+        lines += [
+            ("attnp_connections_waiting", "gauge", "connections waiting for a request's headers",
+             len(guard.pending)),
+            ("attnp_connections_evicted_total", "counter", "waiting connections closed for newer ones",
+             guard.evicted),
+            ("attnp_connections_timed_out_total", "counter", "connections closed for slow headers "
+             "or bodies", guard.timed_out),
+        ]
     text = "".join(f"# HELP {n} {h}\n# TYPE {n} {t}\n{n} {v}\n" for n, t, h, v in lines)
     text += ops_log.STATS.prometheus()
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")

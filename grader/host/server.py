@@ -139,9 +139,10 @@ class HostedClass:
             extra = {"ssl_certfile": str(self.config.tls_cert),
                      "ssl_keyfile": str(self.config.tls_key) if self.config.tls_key else None}
         forwarded = self.config.forwarded_allow_ips
+        guard = self.ctx.connections = ConnectionGuard()  # /metrics reports what it closed
         config = uvicorn.Config(build_app(self.ctx), log_level="warning", access_log=False,
                                 timeout_graceful_shutdown=GRACEFUL_SECONDS, lifespan="on",
-                                http=guarded_protocol(ConnectionGuard()),
+                                http=guarded_protocol(guard),
                                 timeout_keep_alive=KEEP_ALIVE_SECONDS,
                                 proxy_headers=bool(forwarded), forwarded_allow_ips=forwarded or "",
                                 server_header=False, **extra)
