@@ -14,6 +14,7 @@ thing built from them that leaves the process.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import secrets
@@ -138,10 +139,13 @@ def _new_key() -> dict[str, Any]:
     return {"kid": secrets.token_urlsafe(12), "private_pem": pem, "created": time.time()}
 
 
+def _raw_keys(store: Store) -> str:
+    return store.get_setting(KEYS) or store.setting_or_set(KEYS, json.dumps([_new_key()]))
+
+
 def tool_keys(store: Store) -> list[ToolKey]:
     """[current, previous?]: made on first use (atomically: processes starting together agree)."""
-    raw = store.get_setting(KEYS) or store.setting_or_set(KEYS, json.dumps([_new_key()]))
-    return [ToolKey(**k) for k in json.loads(raw)]
+    return [ToolKey(**k) for k in json.loads(_raw_keys(store))]
 
 
 def current_key(store: Store) -> ToolKey:
@@ -158,4 +162,10 @@ def rotate(store: Store) -> ToolKey:
 
 
 def public_jwks(store: Store) -> dict[str, Any]:
-    return {"keys": [k.public_jwk() for k in tool_keys(store)]}
+    return _public(_raw_keys(store))
+
+
+@functools.lru_cache(maxsize=4)
+def _public(raw: str) -> dict[str, Any]:
+    """The key set served for these stored keys (parsed once per rotation, not per request)."""
+    return {"keys": [ToolKey(**k).public_jwk() for k in json.loads(raw)]}
