@@ -30,7 +30,7 @@ from typing import Any
 from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.host.checks import work
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
-from attn_practice.grader.host.checks.local import grader_failed
+from attn_practice.grader.host.checks.local import grader_failed, stopping
 
 NO_DASK = "Dask is not installed: pip install '.[dask]' in the attn-practice checkout"
 LOCAL = "local"
@@ -53,10 +53,11 @@ _WORKER_LOCK = threading.Lock()
 
 
 def check_on_worker(step: str, files: dict[str, str], known_failing: frozenset[str],
-                    known_unchecked: frozenset[str], options: RunOptions) -> CheckResult:
+                    known_unchecked: frozenset[str], options: RunOptions,
+                    unchanged: frozenset[str] | None = None) -> CheckResult:
     """Runs on a Dask worker: `work.check_files` under this process's one-check-at-a-time lock."""
     with _WORKER_LOCK:
-        result = work.check_files(step, files, known_failing, known_unchecked, options)
+        result = work.check_files(step, files, known_failing, known_unchecked, options, unchanged)
     result["worker_pid"] = os.getpid()
     return result
 
@@ -155,16 +156,18 @@ class DaskCheckRunner:
         last = ""
         for _ in range(ATTEMPTS):
             if self._closed:
-                return grader_failed(request.step, "the server is stopping")
+                return stopping(request.step)
             if not self._connected():
                 last = f"the Dask scheduler at {self.address} is not reachable"
                 continue
             future = None
             try:
+                unchanged = request.extra.get("unchanged")
                 future = self.client.submit(
                     check_on_worker, request.step, dict(request.files),
                     frozenset(request.known_failing), frozenset(request.known_unchecked),
-                    self.options, pure=False, key=f"attn-check-{request.step}-{time.time_ns()}")
+                    self.options, None if unchanged is None else frozenset(unchanged),
+                    pure=False, key=f"attn-check-{request.step}-{time.time_ns()}")
                 return self._wait(future)
             except Exception as exc:  # noqa: BLE001 - a grader failure, said as such (§4.4)
                 last = f"{type(exc).__name__}: {exc}"

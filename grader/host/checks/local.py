@@ -32,12 +32,27 @@ def grader_failed(step: str, what: str) -> CheckResult:
             "worked_html": "", "seconds": 0.0, "grader_failed": True}
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, e.g. a container's share), else all."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def stopping(step: str) -> CheckResult:
+    """The answer to a check the server did not run because it is stopping (run again on start)."""
+    return {**grader_failed(step, "the server is stopping"), "stopping": True}
+
+
 class LocalCheckRunner:
     """`capacity` worker processes; `run` blocks the calling thread until its check is done."""
 
     def __init__(self, options: RunOptions | None = None, jobs: int | None = None):
         self.options = options or RunOptions(speed_notes=True)
-        self.capacity = max(1, jobs or os.cpu_count() or 1)
+        # every core this process may use: the server's own work (pages, saves) is light and
+        # the workers run niced (`work.WORKER_NICE`), so HTTP takes the CPU whenever it needs it
+        self.capacity = max(1, jobs or usable_cores())
         self._lock = threading.Lock()
         self._closed = False
         self._pool: ProcessPoolExecutor | None = None
@@ -70,7 +85,7 @@ class LocalCheckRunner:
         for _ in range(ATTEMPTS):
             with self._lock:
                 if self._closed or self._pool is None:
-                    return grader_failed(request.step, "the server is stopping")
+                    return stopping(request.step)
                 pool = self._pool
             try:
                 unchanged = request.extra.get("unchanged")
@@ -78,6 +93,8 @@ class LocalCheckRunner:
                                    request.known_failing, request.known_unchecked, None,
                                    None if unchanged is None else frozenset(unchanged)).result()
             except BrokenProcessPool:
+                if self._closed:
+                    return stopping(request.step)
                 last = "a checking worker died"
                 with self._lock:
                     if self._pool is pool and not self._closed:

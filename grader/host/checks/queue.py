@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from attn_practice.grader.host import ops_log
 from attn_practice.grader.host.checks.base import CheckRequest, CheckResult, CheckRunner
-from attn_practice.grader.host.checks.local import grader_failed
+from attn_practice.grader.host.checks.local import grader_failed, stopping
 from attn_practice.grader.host.checks.notify import Changes, QueueNotifier
 
 #: the latencies kept for the p95 in /metrics
@@ -225,7 +225,7 @@ class FairQueue:
             self._rotation.clear()
             self._cond.notify_all()
         for item in pending:
-            item.future.set_result(grader_failed(item.request.step, "the server is stopping"))
+            item.future.set_result(stopping(item.request.step))
         if self.notifier is not None:
             self.notifier.close()
 

@@ -70,7 +70,10 @@ class StoredQueue:
             raise
 
         def done(f: Future[CheckResult]) -> None:
-            self._store_imports(request.learner_id, f.result(), versions)
+            result = f.result()
+            if result.get("stopping"):
+                return  # not run: the row stays, and the check runs when the server starts again
+            self._store_imports(request.learner_id, result, versions)
             self._forget(entry)
 
         future.add_done_callback(done)
@@ -199,7 +202,10 @@ class StoredQueue:
         def done(f: Future[CheckResult]) -> None:
             try:
                 result = f.result()
+                if result.get("stopping"):
+                    return  # the row stays for the next start
                 if result.get("superseded"):
+                    self._forget(entry)
                     return
                 self._store_imports(learner.id, result, versions)
                 answer = lesson.check_answer(learner, ex, result, version_id)

@@ -1,0 +1,93 @@
+"""The stored check queue on both databases: rows written when a check is queued, gone when its
+result is out, and taken over on start: all of them by the only process (SQLite), on
+PostgreSQL only those whose owner stopped beating its heart (several processes share it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+from pg_cluster import cluster_or_skip
+
+from attn_practice.grader.host.checks import stored
+from attn_practice.grader.host.checks.base import CheckRequest
+from attn_practice.grader.host.checks.queue import FairQueue
+from attn_practice.grader.host.checks.stored import StoredQueue
+from attn_practice.grader.host.store.factory import open_store
+
+_names = itertools.count()
+
+
+class HeldRunner:
+    capacity = 1
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+
+    def run(self, request: CheckRequest) -> dict:
+        self.gate.wait(30)
+        return {"report": {"submission": "", "steps": []}, "worked_html": "", "seconds": 0.0}
+
+    def ready(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.gate.set()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    pytest.importorskip("psycopg")
+    with cluster_or_skip() as c:
+        yield c
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    url = None if request.param == "sqlite" else request.getfixturevalue("cluster").create_database(
+        f"q_{next(_names)}")
+    s = open_store(url, tmp_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def test_a_row_per_queued_check_gone_when_its_result_is_out(store):
+    learner = store.create_learner("Ann", "", "h-ann")
+    v = store.save_version(learner.id, "step1", "x = 1\n")
+    runner = HeldRunner()
+    q = StoredQueue(FairQueue(runner), store)
+    try:
+        future = q.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 1\n"}))
+        rows = q.pending()
+        assert [(r[1], r[2], r[3]) for r in rows] == [(learner.id, "step1", v.id)]
+        runner.gate.set()
+        future.result(timeout=30)
+        deadline = time.monotonic() + 10
+        while q.pending():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        q.close()
+
+
+def test_rows_are_taken_over_only_from_a_process_that_is_gone(store, monkeypatch):
+    learner = store.create_learner("Ben", "", "h-ben")
+    store.save_version(learner.id, "step1", "x = 1\n")
+    dead = StoredQueue(FairQueue(HeldRunner()), store)
+    dead.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 1\n"}))
+    dead.inner.close()  # its process "died": the row stays
+    alive = StoredQueue(FairQueue(HeldRunner()), store)
+    try:
+        assert alive.claim(everything=False) == []  # its owner beat its heart just now
+        monkeypatch.setattr(stored, "STALE_SECONDS", -1.0)  # ... and then stopped
+        taken = alive.claim(everything=False)
+        assert [r[1] for r in taken] == [learner.id]
+        assert alive.claim(everything=True) == []  # ours now: nobody takes it twice
+        assert [r[4] for r in alive.pending()] == [alive.owner]
+    finally:
+        alive.close()
