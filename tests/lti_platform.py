@@ -208,6 +208,10 @@ class Platform:
                         "target_link_uri": f"{platform.tool_base}/lti/launch",
                         "lti_message_hint": q.get("mode", "ok"), "client_id": platform.client_id,
                         "lti_deployment_id": platform.deployment_id}))
+                if url.path == "/frame":  # the course page embedding the launch, as LMSs do by default
+                    src = html.escape(f"/start?{urlencode({'user': q['user'], 'mode': q.get('mode', 'ok')})}")
+                    return self._send(200, f'<!doctype html><title>course</title><h1>Course</h1><iframe id="tool" '
+                                      f'src="{src}" width="800" height="400"></iframe>'.encode())
                 if url.path == "/auth":
                     return self._auth(q)
                 if url.path == "/post":  # another browser posting held launch fields

@@ -215,3 +215,23 @@ def test_the_state_cookie_survives_a_cross_site_form_post(tmp_path):
         if h is not None:
             h.stop()
         p.close()
+
+
+def test_a_launch_inside_the_lms_iframe_opens_in_a_tab_of_its_own(tmp_path, platform):
+    data = tmp_path / "class"
+    assert cli("register", str(data), *platform.register_args()).returncode == 0
+    h = tool_for(platform, data)
+    try:
+        with browser() as ann:
+            ann.get(f"{platform.base}/frame?user=ann")
+            ann.switch_to.frame(ann.find_element("id", "tool"))
+            ann.wait_for(lambda d: d.find_elements("id", "lti-open"), timeout=60,
+                         message="the framed launch showed no way on")
+            course = ann.current_window_handle
+            ann.find_element("id", "lti-open").click()
+            ann.wait_for(lambda d: len(d.window_handles) == 2, message="no new tab opened")
+            ann.switch_to.window(next(w for w in ann.window_handles if w != course))
+            ann.wait_for(ready, timeout=60, message="the launch in the new tab did not sign Ann in")
+            assert "Ann Lee" in ann.page_source
+    finally:
+        h.stop()

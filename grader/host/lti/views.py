@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 
 from attn_practice.grader.host.auth import RateLimiter, hash_secret, new_secret
 from attn_practice.grader.host.lesson import EventKind
-from attn_practice.grader.host.lti import ags, registry, state
+from attn_practice.grader.host.lti import ags, frame, registry, state
 from attn_practice.grader.host.lti.platform_keys import KeyCache
 from attn_practice.grader.host.lti.signin import (
     give_student_id,
@@ -92,10 +92,12 @@ def _login(request: Request, params: dict[str, str]) -> Response:
         return refused(f"the platform {iss[:200]!r} is not registered with this class.", 400)
     if len(found) > 1:
         return refused("several registrations of this platform: its login must name its client_id.", 400)
+    platform = found[0]
+    if request.headers.get("sec-fetch-dest") == "iframe":
+        return frame.open_in_new_tab(platform, params)
     wait = LOGINS.allow(client_address(request))
     if wait:
         return refused(f"too many logins from your address; try again in {wait:.0f} s.", 429)
-    platform = found[0]
     the_state, nonce = new_secret(), new_secret()
     store.add_lti_nonce(nonce, hash_secret(the_state), time.time() + NONCE_SECONDS)
     query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post",
