@@ -76,6 +76,8 @@ def test_a_second_claim_is_refused_and_the_instructor_settles_it(host):
         assert "already taken" in r.text and "instructor" in r.text
         assert "Ada" not in r.text and 'id="resume-link"' not in r.text  # no name given away, no account
         assert 'name="attnp-token"' not in c.get("/").text  # signed in as nobody
+    for invisible in ["\u200b", " \u2060 "]:  # an id of nothing is no id at all
+        assert join(host, "Nobody", invisible)[1].status_code == 400
     t, token = teacher(host)
     picture = t.get("/teach/api/class").json()
     assert picture["learners"] == 1 or len(picture["grid"]) == 1

@@ -28,6 +28,11 @@ class GiveTo(str, enum.Enum):
     CLAIMANT = "claimant"
 
 
+def readable_id(student_id: str) -> bool:
+    """Whether an id says something once spaces and invisible characters are gone ("" is none)."""
+    return not student_id or bool(student_id_key(student_id))
+
+
 def shared_ids(learners: Sequence[Learner]) -> dict[str, list[Learner]]:
     """id key -> its learners, for every id more than one learner holds."""
     by_key: dict[str, list[Learner]] = {}

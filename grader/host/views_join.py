@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from attn_practice.grader.host import pages
 from attn_practice.grader.host.auth import hash_secret, learner_for, new_secret, same
+from attn_practice.grader.host.claims import readable_id
 from attn_practice.grader.host.lesson import EventKind
 from attn_practice.grader.host.session import (
     ctx_of,
@@ -73,6 +74,9 @@ async def join(request: Request) -> Response:
     await ctx.limits.admit_join(client_address(request), lambda: len(ctx.store.learners()))
     name = text_field(form, "display_name", max_len=80)
     student_id = text_field(form, "student_id", max_len=64, required=keys.ask_student_id)
+    if not readable_id(student_id):
+        raise Problem(400, "That student id is only spaces or invisible characters: type your "
+                           "student id as your institution gives it.")
     secret = new_secret()
 
     def create() -> Response:

@@ -193,6 +193,8 @@ def _student_ids(store: Any, name: str, body: dict[str, Any]) -> None:
     if not isinstance(lid, str) or len(lid) > 64 or store.learner(lid) is None:
         raise Problem(404, "no such learner.")
     student_id = text_field(body, "student_id", max_len=64, required=False)
+    if not claims.readable_id(student_id):
+        raise Problem(400, "that student id is only spaces or invisible characters.")
     try:
         store.set_student_id(lid, student_id)
     except StudentIdTaken:
