@@ -375,7 +375,8 @@ async function check() {
   page.busy = true;
   clearTimeout(checkAgainTimer);
   $("check").disabled = true;
-  const before = $("report-body").cloneNode(true);  // what the learner saw: kept if the check is refused
+  const shown = $("report-body");  // what the learner saw: kept if the check is refused
+  const before = { nodes: [...shown.childNodes], status: shown.dataset.status, stale: shown.dataset.stale };
   checking();
   try {
     const { ok, status, data, retryAfter } = await api(`/api/step/${page.step}/check`, {});
@@ -393,7 +394,9 @@ async function check() {
 // A check refused (too often, or the server away): the last report stays, a line above it says
 // why, and the page checks again by itself after the wait the server named.
 function refused(before, why, wait) {
-  $("report-body").replaceWith(before);
+  const body = $("report-body");  // the same element (others hold it): its children and marks put back
+  body.replaceChildren(...before.nodes);
+  for (const k of ["status", "stale"]) { if (before[k] === undefined) delete body.dataset[k]; else body.dataset[k] = before[k]; }
   const line = el("p", { class: "notice", id: "check-refused", role: "status" },
     wait ? `${why || "You are checking very often."} This page checks again by itself in ${Math.ceil(wait)} s; ` +
       "below is your last report." : (why || WORDS.down));
