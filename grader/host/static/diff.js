@@ -19,8 +19,8 @@ window.attnpDiff = (function () {
     let i = 0, j = 0;
     while (i < n || j < m) {
       if (i < n && j < m && x[i] === y[j]) { out.push([" ", x[i]]); i++; j++; }
-      else if (j < m && (i >= n || L[i][j + 1] >= L[i + 1][j])) { out.push(["+", y[j]]); j++; }
-      else { out.push(["-", x[i]]); i++; }
+      else if (i < n && (j >= m || L[i + 1][j] >= L[i][j + 1])) { out.push(["-", x[i]]); i++; }  // old line first
+      else { out.push(["+", y[j]]); j++; }
     }
     return out;
   }
