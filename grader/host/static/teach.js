@@ -285,15 +285,9 @@ setInterval(refresh, 15000);
 refresh();
 
 // ---------------------------------------------------------- student ids and sign-ins (H35B)
-// Self-contained: its own section, helpers and token; `refresh` above calls drawIdConflicts(d).
+// Its own section; `refresh` above calls drawIdConflicts(d).
 const idPanel = (() => {
-  const token = document.querySelector('meta[name="attnp-token"]').content;
-  const mk = (tag, attrs, text) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
+  const token = TOKEN, mk = el;  // the page's token and element maker (top of this file)
   const sec = mk("section", { id: "ids-sessions", "aria-labelledby": "ids-h" });
   const list = mk("ul", { id: "id-conflicts" });
   const say = mk("p", { id: "ids-status", role: "status", class: "small" });
