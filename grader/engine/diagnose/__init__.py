@@ -23,14 +23,24 @@ How an id is matched
   other ids), every other wrong, and nothing more specific fits; its explanation
   says which number of dimensions works and what the others do (`wording.py`).
 * `wrong-scale` covers every divisor but the right one: alone, the factor
-  is fitted; in a pair, common wrong divisors are tried.
+  is fitted; in a pair, common wrong divisors are tried, and the factor the
+  scale probe measured (c * d_k**p, a temperature where p = 0), also on top of
+  a reading a behavioural probe found (a causal mask of the learner's own).
+* Behavioural probes (`behaviour.py`) measure properties directly, on code
+  nobody modelled: causality, mask sensitivity, head independence, the
+  scale. Each adds its id where no id named covers it (causality:
+  `causal-mask-hardcoded` at steps 5-8; `mask` changing nothing:
+  `mask-ignored`); what fits no id is said in plain words in the step's notes
+  (`MEASURED_NOTE`), with which numbers of dimensions work when nothing is named.
 
-A call stopped by one of the grader's limits (time, memory, an answer far
-larger than asked for) is left out: it says nothing about the mistake, while
-the learner's own exception is evidence (`fixed-rank`). A correct
-implementation can never be matched: see `evidence.py` for the tolerances.
-One diagnosis costs at most `MAX_CALLS` learner calls and is deterministic.
-Nothing here raises.
+A call stopped by one of the grader's limits (memory, an answer far larger
+than asked for) is left out: it says nothing about the mistake, while the
+learner's own exception is evidence (`fixed-rank`). A call stopped by a limit
+a busy machine can hit by chance (its time) is asked again, alone; stopped
+again, it is reported as not measured (in the notes), never dropped unsaid.
+A correct implementation can never be matched: see `evidence.py` for the
+tolerances. One diagnosis costs at most `MAX_CALLS` learner calls (and at
+most `MAX_RETRIES` retries) and is deterministic. Nothing here raises.
 
 This package imports NumPy, the reference and the catalogue only: no
 sandbox, no pytest. The learner's file is read as text (`source.py`), only to
@@ -47,6 +57,7 @@ from attn_practice.grader.catalog import parse_step_name
 from attn_practice.grader.engine.diagnose.behaviour import (
     Finding,
     Property,
+    divisors_text,
     measure,
     not_measured,
     rank_support,
@@ -55,7 +66,7 @@ from attn_practice.grader.engine.diagnose.behaviour import (
 )
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Asker, Obs, observe_all
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
-from attn_practice.grader.engine.diagnose.scale import measured_scale
+from attn_practice.grader.engine.diagnose.scale import measured_divisors, measured_scale
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
 from attn_practice.grader.engine.diagnose.verdict import verdict
@@ -134,6 +145,8 @@ def _findings(step: str, obs: Sequence[Obs], asker: Asker) -> list[Finding]:
     cfg = measured_scale(step, small) if step in ("step2", "step5", "step6", "step7", "step8") else None
     if cfg is not None:
         findings.append(Finding(Property.SCALE, scale_text(cfg), "wrong-scale"))
+    elif step in ("step5", "step6", "step7", "step8") and (divisors := measured_divisors(step, small)):
+        findings.append(Finding(Property.SCALE, divisors_text(divisors), "wrong-scale"))
     missing = not_measured(asker.unmeasured)
     if missing is not None:
         findings.append(missing)
@@ -199,7 +212,9 @@ def diagnose(step_id: str, call: Callable[..., Any],
             found = [*(i for i in found if i != FIXED_RANK), FIXED_RANK]
         words = _measured_words(found, findings, obs)
         if words and isinstance(notes, dict):
-            notes.setdefault(MEASURED_NOTE, words)
+            module = getattr(call, "module", None)  # the engine's learner says which file it ran
+            where = f"{module}.py: " if isinstance(module, str) and module.isidentifier() else ""
+            notes.setdefault(MEASURED_NOTE, where + words)
         return [_worded(mistake_for_id(i), found, obs, result.reading, findings) for i in found]
     except Exception:  # noqa: BLE001 - a diagnosis is a bonus, never a crash
         return []

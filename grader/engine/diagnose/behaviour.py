@@ -29,6 +29,7 @@ machine) is reported as not measured, never silently dropped.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,7 +109,9 @@ def mask_sensitivity(obs: Sequence[Obs]) -> Finding | None:
     if pair is None:
         return None
     a, b = pair
-    if _same(a.out, b.out) and differs(a.ref, b.ref):
+    keys = _pair(obs, "causal")  # the same answer whatever the keys are is not about the mask
+    responds = keys is not None and differs(keys[0].out, keys[1].out)
+    if responds and _same(a.out, b.out) and differs(a.ref, b.ref):
         return Finding(Property.MASK_IGNORED,
                        "Measured: your output is the same under a mask and under its opposite "
                        "(every pair blocked by one is allowed by the other): `mask` changes nothing.",
@@ -187,6 +190,16 @@ def scale_text(cfg: dict[str, object]) -> str:
             "the factor should be 1/sqrt(d_k) = d_k^-0.5.")
 
 
+def divisors_text(divisors: Mapping[tuple[int, ...], float]) -> str:
+    """Plain words for the divisor measured at each d_k, where no single law fits."""
+    def where(ws: tuple[int, ...]) -> str:
+        return f"d_k = {ws[0]}" + (f" and d_model = {ws[1]}" if len(ws) > 1 else "")
+
+    shown = [f"{d:.4g} where {where(ws)} (sqrt(d_k) = {math.sqrt(ws[0]):.4g})"
+             for ws, d in list(divisors.items())[:3]]
+    return "Measured: your scores are divided by " + ", by ".join(shown) + "."
+
+
 def not_measured(names: Sequence[str]) -> Finding | None:
     """The probes that the grader's limits stopped even when retried alone."""
     if not names:
@@ -218,4 +231,4 @@ def measure(step: str, obs: Sequence[Obs]) -> list[Finding]:
 
 
 __all__ = ["Finding", "Property", "causal", "head_independence", "mask_sensitivity", "measure",
-           "not_measured", "rank_support", "rank_text", "scale_text"]
+           "divisors_text", "not_measured", "rank_support", "rank_text", "scale_text"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from attn_practice.grader.engine.diagnose.evidence import MATCH, Obs, close
+from attn_practice.grader.engine.diagnose.evidence import MATCH, Obs, close, differs
 
 
 def _softmax_last(x: np.ndarray) -> np.ndarray:
@@ -163,6 +163,44 @@ def _reading_family(step: str, args: Sequence[Any], base: Mapping[str, Any]) -> 
     return g
 
 
+def _factor_points(step: str, obs: Sequence[Obs],
+                   base: Mapping[str, Any] | None) -> tuple[list[tuple[int, float, tuple[int, ...]]], bool]:
+    """(d_k, the factor r the answer shows) for every matrix input whose answer is the
+    computation `base` (default the right one) with some factor; and whether one is wrong."""
+    points: list[tuple[int, float, tuple[int, ...]]] = []
+    wrong = False
+    for o in obs:
+        if (o.rank != 2 and step != "step2") or o.large or "twin" in o.tags or o.out is None \
+                or o.out.shape != o.ref.shape or not np.all(np.isfinite(o.out)):
+            continue  # a large probe's twin has near-equal scores: near-uniform weights fit anything
+        if base:
+            g = _reading_family(step, o.args, base)
+        else:
+            family = _scale_family(step, o.args)
+            if family is None:
+                return [], False
+            g = family[0]
+        with np.errstate(all="ignore"):
+            try:
+                r = _fit_factor(g, o.out)
+            except Exception:  # noqa: BLE001 - a reading that cannot run here measures nothing
+                continue
+            if not (_R_MIN < r < _R_MAX) or not close(o.out, g(np.array([r]))[0], MATCH):
+                continue
+            if step != "step2" and any(not differs(o.out, lim) for lim in g(np.array([1e-9, 1e9]))):
+                continue  # (nearly) all-equal weights or a hard max: any tiny or huge factor fits
+        points.append((_width(step, o.args), r, _widths(step, o.args)))
+        wrong = wrong or not o.right
+    return points, wrong
+
+
+def _widths(step: str, args: Sequence[Any]) -> tuple[int, ...]:
+    """d_k, and d_model where there is one (a divisor may come from either)."""
+    if step in ("step7", "step8"):
+        return _width(step, args), int(np.shape(args[0])[-1])
+    return (_width(step, args),)
+
+
 def measured_scale(step: str, obs: Sequence[Obs], base: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The scale probe: the factor the learner's scores are multiplied by, as c * d_k**p.
 
@@ -173,35 +211,12 @@ def measured_scale(step: str, obs: Sequence[Obs], base: Mapping[str, Any] | None
     or when the law has its own id. `base`: a reading the factor is fitted on
     (a causal mask of the learner's own), default the right computation.
     """
-    points: list[tuple[float, float]] = []
-    wrong = False
-    for o in obs:
-        if (o.rank != 2 and step != "step2") or o.large or o.out is None or o.out.shape != o.ref.shape \
-                or not np.all(np.isfinite(o.out)):
-            continue
-        if base:
-            g = _reading_family(step, o.args, base)
-        else:
-            family = _scale_family(step, o.args)
-            if family is None:
-                return None
-            g = family[0]
-        with np.errstate(all="ignore"):
-            try:
-                r = _fit_factor(g, o.out)
-            except Exception:  # noqa: BLE001 - a reading that cannot run here measures nothing
-                continue
-            if not (_R_MIN < r < _R_MAX) or not close(o.out, g(np.array([r]))[0], MATCH):
-                continue
-            if step != "step2" and any(close(o.out, lim, MATCH) for lim in g(np.array([1e-9, 1e9]))):
-                continue  # all-equal weights or a hard max: any tiny or huge factor fits
-        points.append((math.log(_width(step, o.args)), math.log(r)))
-        wrong = wrong or not o.right
+    found, wrong = _factor_points(step, obs, base)
     # a law c * d_k**p is evidence only where it could have failed: three widths at least
-    if not wrong or len({round(x, 9) for x, _ in points}) < 3:
+    if not wrong or len({w for w, _, _ in found}) < 3:
         return None
-    xs, ys = np.array(points).T
-    p = float(np.polyfit(xs, ys, 1)[0]) if np.ptp(xs) > 0 else 0.0
+    xs, ys = np.log(np.array([(w, r) for w, r, _ in found], dtype=float)).T
+    p = float(np.polyfit(xs, ys, 1)[0])
     c = float(np.mean(ys - p * xs))
     if np.max(np.abs(ys - (c + p * xs))) > 1e-3:
         return None
@@ -211,4 +226,24 @@ def measured_scale(step: str, obs: Sequence[Obs], base: Mapping[str, Any] | None
     return {"scale": ("fit", round(c, 6), round(p, 6))}
 
 
-__all__ = ["fit_scale", "measured_scale"]
+def measured_divisors(step: str, obs: Sequence[Obs]) -> dict[tuple[int, ...], float] | None:
+    """(d_k[, d_model]) -> what the learner divides the scores by there, where no law
+    c * d_k**p fits (math.isqrt(d_k), sqrt(d_model)): one divisor per width, two widths at
+    least, and somewhere not one with its own id (sqrt(d_k), 1, d_k, 1/sqrt(d_k))."""
+    found, wrong = _factor_points(step, obs, None)
+    by_width: dict[tuple[int, ...], float] = {}
+    for _, r, ws in found:
+        if abs(math.log(by_width.setdefault(ws, 1 / r) * r)) > 1e-3:
+            return None  # two divisors at one width: something else changes it
+    if not wrong or len(by_width) < 2:
+        return None
+
+    def named(w: int, d: float) -> bool:
+        return any(abs(math.log(d / x)) < 1e-3 for x in (math.sqrt(w), 1.0, w, 1 / math.sqrt(w)))
+
+    if all(named(ws[0], d) for ws, d in by_width.items()):
+        return None
+    return dict(sorted(by_width.items()))
+
+
+__all__ = ["fit_scale", "measured_divisors", "measured_scale"]
