@@ -65,6 +65,7 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
     "obi_ngozi_colab.ipynb": (4, "mixed", ["taken by name from obi_ngozi_colab.ipynb"]),
     "lee.zip": (5, "passed", ["graded the folder lee/ inside lee.zip"]),
     "pat": (3, "mixed", ["taken by name from attention-lab.py"]),  # attention uses its scale_scores
+    "mwangi_colab_export.py": (5, "passed", ["mwangi_colab_export.py has IPython lines (lines 7, 8"]),
 }
 
 
@@ -132,6 +133,9 @@ def build(root: Path) -> Path:
         "def scale_scores(scores: np.ndarray, d_k: int) -> np.ndarray:",
         "def scale_scores(scores: np.ndarray, d_k: int) -> np.ndarray:\n    return scores / d_k\n\n\n"
         "def _unused(scores, d_k):"))
+    # A Colab notebook downloaded as .py: its `!pip` and `%magic` lines are not Python.
+    _write(subs / "mwangi_colab_export.py", '# -*- coding: utf-8 -*-\n"""Untitled0.ipynb\n\nAutomatically generated '
+           'by Colaboratory.\n"""\n\n!pip install numpy\n%matplotlib inline\n' + REFERENCE.replace("from __future__ import annotations\n", ""))
     # Not work: the LMS's own index page is no student.
     _write(subs / "index.html", "<html></html>\n")
     return subs

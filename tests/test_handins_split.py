@@ -160,3 +160,17 @@ def test_a_module_with_two_names_for_a_step_grades_neither_and_lists_them(tmp_pa
     assert "step1" in rec.chosen and "step3" not in rec.chosen
     said = " ".join(rec.warnings)
     assert "safe_softmax(x, axis=-1)" in said and "stable_softmax(x, axis=-1)" in said and "none was graded" in said
+
+
+def test_ipython_lines_in_a_module_or_step_file_are_skipped_with_a_warning(tmp_path):
+    """A notebook's .py export keeps `!pip install` and `%matplotlib`: not Python, but the work is."""
+    from attn_practice.grader.staff.intake.recognise import recognise
+
+    for stem in C.CORE:
+        (tmp_path / f"{stem}.py").write_text(C.REFERENCE)
+    (tmp_path / "step3_softmax.py").write_text("!pip install numpy\n" + C.REFERENCE.replace("from __future__ import annotations\n", ""))
+    rec = recognise(tmp_path)
+    step3 = rec.chosen["step3"]
+    assert step3.text is not None and b"!pip" not in step3.text
+    assert step3.text.count(b"\n") >= C.REFERENCE.count("\n") - 1  # its lines hold
+    assert any("step3_softmax.py has IPython lines (line 1" in w for w in rec.warnings), rec.warnings

@@ -61,7 +61,12 @@ class Origin:
             get = f"from {stem} import {self.function}{alias}"
         else:
             get = f'from runpy import run_path; {contract} = run_path("{name}")["{self.function}"]'
-        return f"# run Python in the folder {folder}\n{get}\n{numpy}{call}"
+        archive, inside, rest = folder.partition(".zip/") if ".zip/" in folder else (folder, "", "")
+        if inside or folder.endswith(".zip"):  # the work is in a zip: unpacked first
+            where = f"# unzip {archive.removesuffix('.zip')}.zip, then run Python in its folder {rest or '.'}"
+        else:
+            where = f"# run Python in the folder {folder}"
+        return f"{where}\n{get}\n{numpy}{call}"
 
 
 def origin_for(path: str, rel: str, function: str, text: bytes | None, *, notebook: bool) -> Origin:
@@ -77,6 +82,8 @@ def origin_for(path: str, rel: str, function: str, text: bytes | None, *, notebo
             where, line = lines.get(number, ("", number))
             cell_text = where.partition(", cell ")[2]
             cell = int(cell_text) if cell_text.isdigit() else 0
+    if not lines:  # the learner's whole file, with a line added at its end: its lines hold
+        return Origin(path, function, rel, line=line)
     return Origin(path, function, rel, notebook, cell, line, lines)
 
 

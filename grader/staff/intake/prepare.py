@@ -81,7 +81,7 @@ class Prepared:
             and not t.failure.repro.startswith("#") else t.failure.repro)) for t in s.tests)
         s = replace(s, tests=tests, error=fix(s.error), output=fix(s.output))
         if origin is not None:  # point annotations at the learner's own file (a notebook: no file line)
-            line = s.line if not origin.lines else 0 if origin.notebook else origin.line
+            line = 0 if origin.notebook else origin.line or s.line
             return replace(s, file=origin.rel, line=line)
         return s
 

@@ -29,6 +29,7 @@ as bytes and parsed; nothing here runs.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +53,7 @@ from attn_practice.grader.staff.intake.names import (
     python_stem,
     step_for_name,
 )
-from attn_practice.grader.staff.intake.notebook import NotebookError, read_cells
+from attn_practice.grader.staff.intake.notebook import NotebookError, python_text, read_cells
 
 MAX_SOURCE_BYTES = 1 << 20  # the engine's own cap on a step file
 MAX_CODE_FILES = 100  # modules and notebooks parsed per folder
@@ -94,6 +95,7 @@ class Code:
     parsed: Parsed | None
     problem: str = ""  # why it cannot be read ("broken notebook JSON ...")
     written: dict[str, str] = field(default_factory=dict)  # a notebook's `%%writefile` files
+    ipython: str = ""  # a module with IPython lines (a notebook's .py export): the text with them as `pass`
     attempt: tuple[tuple[int, ...], str] = ((), "")  # the LMS attempt its name carries, and as text
 
 
@@ -186,9 +188,14 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         # Whether a step file defines its function, or is still the stub, only decides between
         # sources: one file per step, naming its function, and no other code (most of a class)
         # is graded unparsed.
-        if not everything and _names_function(source.entry, ex.function):
+        if not everything and _names_function(source.entry, ex.function) and not _has_ipython(source.entry):
             continue
-        parsed = _code(source.entry, SourceKind.MODULE).parsed
+        code = _code(source.entry, SourceKind.MODULE)
+        parsed = code.parsed
+        if code.ipython:  # graded without its IPython lines (as `pass`: its lines hold)
+            source.text = code.ipython.encode()
+            out.warnings.append(f"{ex.id}: {source.entry.rel} has IPython lines ({_ipython_lines(code)}: "
+                                "`!pip`, `%magic`), which are not Python; graded with them skipped")
         source.defines = parsed is not None and defines(parsed, ex.function)
         source.stub = parsed is not None and is_stub(parsed, ex.function)
         if parsed is not None and not source.defines and not parsed.unparsable:
@@ -214,6 +221,10 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
         out.chosen[ex.id] = best
         _explain(out, ex, best, tier[1:])
     _explain_taken(out, catalog)
+    for code in codes:
+        if code.ipython and any(src.entry.rel == code.entry.rel for src in out.chosen.values()):
+            out.warnings.append(f"{code.entry.rel} has IPython lines ({_ipython_lines(code)}: `!pip`, "
+                                "`%magic`, as in a notebook's .py export), which are not Python; they were skipped")
     if out.lms_named:
         systems = " and ".join(dict.fromkeys(lms for lms, _, _ in out.lms_named))
         listed = ", ".join(f"{name} as {file}" for _, name, file in out.lms_named)
@@ -248,13 +259,32 @@ def _code(entry: Entry, kind: SourceKind) -> Code:
     if problem:  # Python would refuse the bytes: say where, as it would
         return Code(entry, kind, Parsed([], [(Chunk(entry.name, text), problem)]), "not valid in any encoding")
     parsed = parse([Chunk(entry.name, text)])
+    if parsed.unparsable and _IPYTHON.search(data):  # `!pip install`, `%matplotlib`: a notebook's export
+        neutral = python_text(text)
+        again = parse([Chunk(entry.name, neutral)]) if neutral is not None else parsed
+        if not again.unparsable:
+            return Code(entry, kind, again, "", ipython=neutral or "")
     return Code(entry, kind, parsed, "does not parse" if parsed.unparsable else "")
+
+
+_IPYTHON = re.compile(rb"^[ \t]*[!%]", re.MULTILINE)
 
 
 def _plain_text(name: str) -> bool:
     """`attention.txt`, `step3_softmax.txt`: maybe Python an LMS made into text (`.py.txt` is Python already)."""
     low = name.lower()
     return low.endswith(".txt") and python_stem(name) is None and not is_notebook(name)
+
+
+def _has_ipython(entry: Entry) -> bool:
+    data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
+    return data is not None and _IPYTHON.search(data) is not None
+
+
+def _ipython_lines(code: Code) -> str:
+    data = read_regular_file(code.entry.path, MAX_SOURCE_BYTES) or b""
+    lines = [str(i) for i, row in enumerate(data.splitlines(), 1) if _IPYTHON.match(row)]
+    return "line" + ("s " if len(lines) > 1 else " ") + ", ".join(lines[:5]) + (" ..." if len(lines) > 5 else "")
 
 
 def _names_function(entry: Entry, function: str) -> bool:
