@@ -102,6 +102,9 @@ def test_each_refused_launch_says_why_and_signs_no_one_in(tool, platform):
     c = httpx.Client(timeout=60)
     got = c.post(f"{h.base}/lti/launch", data={"id_token": "x.y.z", "state": "not-from-here"})
     assert got.status_code == 403 and "not a JWT" in got.text
+    got = c.post(f"{h.base}/lti/launch", data={"state": "s", "error": "login_required",
+                                               "error_description": "Sign in to the LMS first"})
+    assert got.status_code == 403 and "login_required" in got.text and "Sign in to the LMS first" in got.text
     got = c.post(f"{h.base}/lti/launch", data={"state": "s"})
     assert got.status_code == 403 and "no id_token" in got.text
     # an unknown issuer cannot even start a login

@@ -114,12 +114,16 @@ def _login(request: Request, params: dict[str, str]) -> Response:
 
 async def launch(request: Request) -> Response:
     form = await read_form(request, MAX_LAUNCH_BODY)
-    return await run_in_threadpool(_launch, request, form.get("id_token", ""), form.get("state", ""))
+    return await run_in_threadpool(_launch, request, form)
 
 
-def _launch(request: Request, token: str, the_state: str) -> Response:
+def _launch(request: Request, form: dict[str, str]) -> Response:
     ctx = ctx_of(request)
+    token, the_state = form.get("id_token", ""), form.get("state", "")
     try:
+        if form.get("error"):  # an OIDC error answer (e.g. login_required: not signed in to the LMS)
+            raise Refused(f"the platform answered the login with an error: {form['error'][:100]}"
+                          + (f" ({form['error_description'][:300]})" if form.get("error_description") else ""))
         if not token:
             raise Refused("the platform posted no id_token.")
         launched = verify(token, registry.platforms(ctx.store), PLATFORM_KEYS)
