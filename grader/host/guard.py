@@ -6,8 +6,9 @@
 - One browser (its session cookie) has at most `REQUESTS_PER_BROWSER`
   requests in flight; the next is answered 429 at once, so a learner who
   opens a hundred requests holds a few of the server's threads, not all.
-  Event streams have their own cap (per learner) and are not counted here;
-  /healthz and /readyz are never limited.
+  Event streams have their own cap (per learner) and are not counted here,
+  nor the page's static files (served from memory); /healthz and /readyz
+  are never limited.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ class RequestGuard:
                                         "(%00), which no page or id has.")
             await response(scope, receive, send)
             return
-        browser = None if scope.get("path") in UNLIMITED else browser_of(scope)
+        path = scope.get("path", "")
+        browser = None if path in UNLIMITED or path.startswith("/static/") else browser_of(scope)
         if browser is None:
             await self.app(scope, receive, send)
             return

@@ -40,14 +40,19 @@ DEFAULT_MAX_LEARNERS = 2000
 #: event streams one learner may hold open (a few tabs; the page opens one)
 STREAMS_PER_LEARNER = 4
 #: requests one browser (session cookie) may have in flight at once; the rest 429 at once
-REQUESTS_PER_BROWSER = 8
+REQUESTS_PER_BROWSER = 12  # a page over HTTP/2 asks for several at once
 #: seconds a join from a busy address may wait for its turn before it is told to retry
 MAX_JOIN_WAIT = 30.0  # under a reverse proxy's usual 60 s read timeout
 
 
+def seconds(wait: float) -> int:
+    """Whole seconds to wait, rounded up (never "wait 0 s")."""
+    return max(1, int(wait + 0.999))
+
+
 def too_busy(message: str, wait: float) -> Problem:
     """A 429 the page (or person) can act on: what to do, and when to try again."""
-    return Problem(429, message, {"Retry-After": str(max(1, int(wait + 0.999)))})
+    return Problem(429, message, {"Retry-After": str(seconds(wait))})
 
 
 class Bucket(RateLimiter):
@@ -203,7 +208,7 @@ class Limits:
         waits = getattr(self.secrets, "wait", None)
         wait = waits(address) if waits is not None else 0.0
         if wait:
-            raise too_busy(f"Too many attempts: wait {wait:.0f} s.", wait)
+            raise too_busy(f"Too many attempts: wait {seconds(wait)} s.", wait)
         return await self.password_pool.run(check, busy="Many sign-ins are being checked right "
                                              "now: wait a moment and try again.")
 
