@@ -80,6 +80,7 @@ function nameButton(id, name, extra) {
 // ------------------------------------------------------------------ what needs attention
 function drawMisconceptions(d) {
   const t = $("misconceptions");
+  const opened = new Set([...t.querySelectorAll("details.more[open]")].map((x) => x.dataset.key));  // kept open
   t.replaceChildren();
   const head = el("tr");
   ["step", "mistake", "learners", "who", "what it means", "nudge"].forEach((h) => head.append(el("th", { scope: "col" }, h)));
@@ -104,8 +105,9 @@ function drawMisconceptions(d) {
     const people = [...m.learners].sort((a, b) => a.name.localeCompare(b.name));
     people.slice(0, WHO_SHOWN).forEach((l, i) => { if (i) who.append(", "); who.append(nameButton(l.id, l.name, `mis-${m.step}-${m.id}`)); });
     if (people.length > WHO_SHOWN) {
-      const more = el("details", { class: "more" });
-      more.append(el("summary", {}, `and ${people.length - WHO_SHOWN} more`));
+      const more = el("details", { class: "more", "data-key": `${m.step}:${m.id}` });
+      if (opened.has(`${m.step}:${m.id}`)) more.open = true;
+      more.append(el("summary", { "data-focus": `more:${m.step}:${m.id}` }, `and ${people.length - WHO_SHOWN} more`));
       people.slice(WHO_SHOWN).forEach((l, i) => { if (i) more.append(", "); more.append(nameButton(l.id, l.name, `mis-${m.step}-${m.id}`)); });
       who.append(" ", more);
     }
@@ -135,6 +137,8 @@ function drawStuck(d) {
 // ------------------------------------------------------------------ the grid: sort, filter, draw
 function fillSelect(select, values, label) {
   const keep = select.value;
+  const now = [...select.options].slice(1).map((o) => o.value);
+  if (now.join("\n") === values.join("\n")) return;  // unchanged: an open list is left alone
   const first = select.options[0];
   select.replaceChildren(first);
   values.forEach((v) => select.append(el("option", { value: v }, label ? label(v) : v)));
