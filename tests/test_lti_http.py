@@ -240,6 +240,8 @@ def test_keys_served_public_only_rotated_and_still_trusted(tool, platform):
     cli("rotate-key", str(data))
     kids2 = [k["kid"] for k in c.get(f"{h.base}/lti/jwks").json()["keys"]]
     assert first_kid not in kids2 and kids2[1] == kids[0]
+    assert cli("rotate-key", str(data), "--retire").returncode == 0  # every platform has moved
+    assert [k["kid"] for k in c.get(f"{h.base}/lti/jwks").json()["keys"]] == kids2[:1]
     out, err = h.stop()
     assert "PRIVATE KEY" not in out + err
     for f in Path(data).iterdir():

@@ -53,7 +53,7 @@ def lti() -> None:
           --token-url URL --jwks-url URL --deployment-id ID [--token-audience URL]
       attn-practice host lti list DATA_DIR
       attn-practice host lti config DATA_DIR --url https://class.example.org
-      attn-practice host lti rotate-key DATA_DIR
+      attn-practice host lti rotate-key DATA_DIR [--retire]
 
     docs/lti.md walks through Canvas's developer key and Moodle's external tool.
     """
@@ -143,12 +143,19 @@ def config_cmd(data_dir: Path, base: str, db: str | None) -> int:
 
 @lti.command("rotate-key")
 @click.argument("data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--retire", is_flag=True, help="Only drop the previous key from the key set (when every "
+              "platform has moved to the current one); no new key.")
 @click.option("--db", default=None, metavar="URL", help=DB_HELP)
-def rotate_cmd(data_dir: Path, db: str | None) -> int:
-    """A new tool key; the previous one stays in the key set until the next rotation."""
+def rotate_cmd(data_dir: Path, retire: bool, db: str | None) -> int:
+    """A new tool key; the previous one stays in the key set until the next rotation (or --retire)."""
     from attn_practice.grader.host.lti import registry
 
     with _store(data_dir, db) as store:
+        if retire:
+            dropped = registry.retire_previous(store)
+            say(f"Dropped {', '.join(dropped)} from the key set." if dropped else
+                "There was no previous key to drop; the key set holds the current key only.")
+            return EXIT_PASSED
         key = registry.rotate(store)
         kids = [k.kid for k in registry.tool_keys(store)]
     say(f"New tool key {key.kid}; the key set at /lti/jwks now holds {', '.join(kids)}. Platforms that "

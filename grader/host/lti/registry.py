@@ -161,6 +161,15 @@ def rotate(store: Store) -> ToolKey:
     return ToolKey(**fresh)
 
 
+def retire_previous(store: Store) -> list[str]:
+    """Drop the previous key (once every platform uses the current one); the kids that were dropped."""
+    keys = tool_keys(store)
+    kept = keys[0]
+    store.set_setting(KEYS, json.dumps([{"kid": kept.kid, "private_pem": kept.private_pem,
+                                         "created": kept.created}]))
+    return [k.kid for k in keys[1:]]
+
+
 def public_jwks(store: Store) -> dict[str, Any]:
     return _public(_raw_keys(store))
 
