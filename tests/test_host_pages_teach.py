@@ -112,6 +112,13 @@ def test_the_grid_sorts_and_filters(lab):
         open_teach(b, h)
         names = shown_names(b)
         assert names == sorted(names, key=str.lower)
+        # a keyboard user on a name keeps the focus there while the live page redraws
+        b.execute_script("arguments[0].focus()",
+                         b.find_element("css selector", "#grid tbody tr:nth-child(3) th button"))
+        key = b.execute_script("return document.activeElement.dataset.focus")
+        assert key and key.startswith("grid:")
+        b.execute_script("return refresh()")
+        assert b.execute_script("return document.activeElement.dataset.focus") == key
         by_id(b, "filter-name").send_keys("ann")
         b.wait_for(lambda d: shown_names(d) == ["Ann"])
         by_id(b, "filter-clear").click()
