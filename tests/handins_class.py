@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -67,6 +69,16 @@ EXPECTED: dict[str, tuple[float, str, list[str]]] = {
     "pat": (3, "mixed", ["taken by name from attention-lab.py"]),  # attention uses its scale_scores
     "mwangi_colab_export.py": (5, "passed", ["mwangi_colab_export.py has IPython lines (lines 7, 8"]),
 }
+
+
+EXE = Path(sys.executable).parent / "attn-practice"
+
+
+def grade(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`attn-practice grade ARGS` through the installed console script, with a private cache in `cwd`."""
+    return subprocess.run([str(EXE), "grade", *args, "--cache-dir", str(cwd / "cache")], cwd=cwd,
+                          capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "COLUMNS": "400", "NO_COLOR": "1", **(env or {})})
 
 
 def _write(path: Path, text: str | bytes, mtime: float = SAME_TIME) -> None:
@@ -141,4 +153,4 @@ def build(root: Path) -> Path:
     return subs
 
 
-__all__ = ["CORE", "EXPECTED", "REFERENCE", "build", "notebook"]
+__all__ = ["CORE", "EXPECTED", "REFERENCE", "build", "grade", "notebook"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -26,15 +25,11 @@ from typing import Any
 import handins_class as C
 import pytest
 
-EXE = Path(sys.executable).parent / "attn-practice"
 CORE_IDS = ["step1", "step2", "step3", "step4", "step5"]
 pytestmark = pytest.mark.slow
 
 
-def _grade(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(EXE), "grade", *args, "--cache-dir", str(cwd / "cache")], cwd=cwd,
-                          capture_output=True, text=True, timeout=1200,
-                          env={**os.environ, "COLUMNS": "400", "NO_COLOR": "1", **(env or {})})
+_grade = C.grade
 
 
 @pytest.fixture(scope="module")

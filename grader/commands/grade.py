@@ -73,11 +73,14 @@ def grade(submissions: tuple[Path, ...], fmt: str | None, out: Path | None, cour
     """Grade one or more SUBMISSIONs: folders, .zip or .ipynb files (for course staff and CI).
 
     Learner code runs sandboxed; the same submission always gets the same grade.
+    Every argument gets a row; a folder holding a class (an LMS bulk download,
+    unpacked) is graded one row per student. Patterns: docs/handins.md.
 
     \b
     Examples:
       attn-practice grade student1/
       attn-practice grade subs/* --format csv --out grades.csv
+      attn-practice grade canvas_download/ --format csv --out grades.csv
       attn-practice grade . --format gradescope --out /autograder/results/results.json
     """
     from attn_practice.grader.course import CourseError, load_course
