@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say
+from attn_practice.grader.commands.host_class import open_class, unavailable, where_class
 from attn_practice.grader.host import class_home
 
 POSTGRES = ("postgresql://", "postgres://")
@@ -110,7 +111,7 @@ def serve(data_dir: Path | None, course: Path | None, bind: str, port: int | Non
                         forwarded_allow_ips=_proxies(forwarded_allow_ips), log_file=log_file)
     try:
         hosted = HostedClass(config)
-    except _unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
+    except unavailable(dask_address) as exc:  # the database or the Dask cluster: say which, plainly
         raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
     except OSError as exc:
         raise Problem(f"cannot host on {bind}:{config.port}: {exc.strerror or exc}. Pick another "
@@ -179,14 +180,14 @@ def export_cmd(data_dir: Path, fmt: str, out: Path | None, course: Path | None, 
 
     try:
         given = load_course(course, check_suites=False) if course else None
-    except _unavailable(None) as exc:  # a course file it cannot use
+    except unavailable(None) as exc:  # a course file it cannot use
         raise Problem(str(exc)) from None
     store = open_class(data_dir, db)
     try:
         path = None if given else _stored_course(store)
         text = export.export_text(store, given or (load_course(path, check_suites=False) if path else None),
                                   export.ExportFormat(fmt))
-    except _unavailable(None) as exc:  # a course file it cannot use, the database away
+    except unavailable(None) as exc:  # a course file it cannot use, the database away
         raise Problem(str(exc)) from None
     finally:
         store.close()
@@ -208,7 +209,7 @@ def backup_cmd(data_dir: Path, out: Path, db: str | None) -> int:
     """A consistent copy of the class's database, safe while the class runs."""
     from attn_practice.grader.host import export
 
-    place = _where(data_dir, db)
+    place = where_class(data_dir, db)
     if place.url and place.url.startswith(POSTGRES):
         url = class_home.without_password(place.url)
         raise Problem(f"the class in {data_dir} lives in PostgreSQL ({url}): back it up with "
@@ -240,45 +241,12 @@ def set_password_cmd(data_dir: Path, db: str | None) -> int:
     place = class_home.where(data_dir, db, must_exist=False)
     try:
         set_password(data_dir, place.url, password)
-    except _unavailable(None) as exc:
+    except unavailable(None) as exc:
         raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
     class_home.record(data_dir, db)
     where = f" (the class in PostgreSQL at {class_home.without_password(place.url)})" if place.url else ""
     say(f"Password set{where}: sign in at /teach.")
     return EXIT_PASSED
-
-
-def _unavailable(dask_address: str | None) -> tuple[type[BaseException], ...]:
-    """What opening the class's parts raises when one is unreachable or misnamed (not a bug)."""
-    from attn_practice.grader.course import CourseError
-    from attn_practice.grader.host.store.base import StoreUnavailable
-
-    kinds: tuple[type[BaseException], ...] = (StoreUnavailable, CourseError, ValueError)
-    if dask_address:
-        from attn_practice.grader.host.checks.dask import DaskUnavailable
-
-        kinds += (DaskUnavailable,)
-    return kinds
-
-
-def _where(data_dir: Path, db: str | None) -> class_home.Where:
-    """Where the class kept in `data_dir` lives; a folder with no class is refused, never made one."""
-    try:
-        return class_home.where(data_dir, db, must_exist=True)
-    except class_home.NoClass as exc:
-        raise Problem(str(exc)) from None
-
-
-def open_class(data_dir: Path, db: str | None) -> Any:
-    """The store of the class `data_dir` holds or records (or `db`), for the commands that work
-    on a class's folder; a folder with no class, or a database away, is a Problem, said plainly."""
-    from attn_practice.grader.host.server import open_data
-
-    place = _where(data_dir, db)
-    try:
-        return open_data(data_dir, place.url)
-    except _unavailable(None) as exc:
-        raise Problem(str(exc) + class_home.unreachable_hint(place)) from None
 
 
 def _writable_log(path: Path) -> None:

@@ -19,7 +19,7 @@ from attn_practice.grader.commands.common import EXIT_PASSED, Problem, say
 @click.option("--db", default=None, metavar="URL", help="postgresql://... when the class uses one.")
 def rotate_key_cmd(data_dir: Path, db: str | None) -> int:
     """Replace the instructor key and sign every instructor browser out (also while the class runs)."""
-    from attn_practice.grader.commands.host import open_class
+    from attn_practice.grader.commands.host_class import open_class
     from attn_practice.grader.host.auth import ensure_class_settings, rotate_instructor_key
     from attn_practice.grader.host.store.base import StoreUnavailable
 
