@@ -63,6 +63,10 @@ def test_a_row_per_queued_check_gone_when_its_result_is_out(store):
     q = StoredQueue(FairQueue(runner), store)
     try:
         future = q.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 1\n"}))
+        deadline = time.monotonic() + 10
+        while not q.pending():  # written off the caller's thread (the server's event loop)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         rows = q.pending()
         assert [(r[1], r[2], r[3]) for r in rows] == [(learner.id, "step1", v.id)]
         runner.gate.set()
@@ -80,7 +84,7 @@ def test_rows_are_taken_over_only_from_a_process_that_is_gone(store, monkeypatch
     store.save_version(learner.id, "step1", "x = 1\n")
     dead = StoredQueue(FairQueue(HeldRunner()), store)
     dead.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 1\n"}))
-    dead.inner.close()  # its process "died": the row stays
+    dead.close()  # its process stopped before running the check: the row stays
     alive = StoredQueue(FairQueue(HeldRunner()), store)
     try:
         assert alive.claim(everything=False) == []  # its owner beat its heart just now

@@ -92,6 +92,9 @@ class FairQueue:
         self._closed = False
         self.width = max(1, threads or runner.capacity)
         self.notifier = QueueNotifier(self.snapshot, on_change) if on_change else None
+        #: wraps each run, in the check thread (`stored.StoredQueue`: the learner's standing
+        #: read and the imported steps' reports stored there, never on the event loop)
+        self.around: Callable[[CheckRequest, Callable[[CheckRequest], CheckResult]], CheckResult] | None = None
         self._threads = [threading.Thread(target=self._work, name=f"attnp-check-{i}", daemon=True)
                          for i in range(self.width)]
         for t in self._threads:
@@ -195,7 +198,8 @@ class FairQueue:
             self._changed()
             started = self.clock()
             try:
-                result = self.runner.run(item.request)
+                result = (self.around(item.request, self.runner.run) if self.around is not None
+                          else self.runner.run(item.request))
             except Exception as exc:  # noqa: BLE001 - a runner bug is a grader failure, said as such
                 result = grader_failed(item.request.step, f"{type(exc).__name__}: {exc}")
             ended = self.clock()

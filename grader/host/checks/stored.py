@@ -45,6 +45,8 @@ class StoredQueue:
     """A FairQueue whose checks outlive the process (see the module docstring)."""
 
     def __init__(self, inner: FairQueue, store: Any):
+        from concurrent.futures import ThreadPoolExecutor
+
         from attn_practice.grader.host.store.base import new_id
 
         self.inner = inner
@@ -53,6 +55,9 @@ class StoredQueue:
         self.durable = hasattr(store, "_write") and hasattr(store, "_read")
         self.resumed = 0  # checks run again after a restart (tests count them)
         self._closed = threading.Event()
+        # rows written and deleted in order, off the event loop (submit is called on it)
+        self._rows = ThreadPoolExecutor(1, thread_name_prefix="attnp-check-rows")
+        inner.around = self._around
 
     def __getattr__(self, name: str) -> Any:  # position, estimate, stats, snapshot...
         return getattr(self.inner, name)
@@ -61,23 +66,35 @@ class StoredQueue:
         return len(self.inner)
 
     def submit(self, request: CheckRequest) -> Future[CheckResult]:
-        request, versions = self._with_standing(request)
-        entry = self._record(request.learner_id, request.step, versions.get(request.step, ""))
-        try:
-            future = self.inner.submit(request)
-        except BaseException:
-            self._forget(entry)
-            raise
+        """Queue the check at once (in memory); its row is written in the background."""
+        from attn_practice.grader.host.store.base import new_id
+
+        future = self.inner.submit(request)  # AlreadyChecking: nothing stored
+        entry = new_id() if self.durable else None
+        self._in_order(self._record, entry, request.learner_id, request.step)
 
         def done(f: Future[CheckResult]) -> None:
-            result = f.result()
-            if result.get("stopping"):
-                return  # not run: the row stays, and the check runs when the server starts again
-            self._store_imports(request.learner_id, result, versions)
-            self._forget(entry)
+            if not f.result().get("stopping"):  # not run: the row stays for the next start
+                self._in_order(self._forget, entry)
 
         future.add_done_callback(done)
         return future
+
+    def _in_order(self, fn: Callable[..., None], *args: Any) -> None:
+        if self.durable and args[0] is not None:
+            try:
+                self._rows.submit(fn, *args)
+            except RuntimeError:  # closed: a row left over runs once more at the next start
+                pass
+
+    def _around(self, request: CheckRequest, run: Callable[[CheckRequest], CheckResult]) -> CheckResult:
+        """In the check thread: the request told the learner's standing, then run; the imported
+        steps graded first are stored as their latest results."""
+        request, versions = self._with_standing(request)
+        result = run(request)
+        if not result.get("stopping"):
+            self._store_imports(request.learner_id, result, versions)
+        return result
 
     # ------------------------------------------------------------------ only what changed
     def _with_standing(self, request: CheckRequest) -> tuple[CheckRequest, dict[str, str]]:
@@ -104,29 +121,15 @@ class StoredQueue:
                     pass
 
     # ------------------------------------------------------------------ rows
-    def _version_of(self, request: CheckRequest) -> str:
-        version = request.extra.get("version")
-        if version:
-            return str(version)
+    def _record(self, entry: str, learner_id: str, step: str) -> None:
         try:
-            latest = self.store.latest_files(request.learner_id).get(request.step)
-        except Exception:  # noqa: BLE001 - the row is a safety net; the check runs anyway
-            return ""
-        return latest.id if latest is not None else ""
-
-    def _record(self, learner_id: str, step: str, version: str) -> str | None:
-        if not self.durable:
-            return None
-        from attn_practice.grader.host.store.base import new_id
-
-        entry = new_id()
-        now = time.time()
-        try:
+            latest = self.store.latest_files(learner_id).get(step)
+            version = latest.id if latest is not None else ""
+            now = time.time()
             self.store._write(lambda tx: tx.execute(INSERT, (entry, learner_id, step, version,
                                                              self.owner, now, now)))
         except Exception:  # noqa: BLE001 - the database away: the check still runs, unstored
-            return None
-        return entry
+            pass
 
     def _forget(self, entry: str | None) -> None:
         if entry is None:
@@ -191,7 +194,6 @@ class StoredQueue:
             self._forget(entry)  # it ran and was stored just before the server died
             return
         request, version_id = lesson.check_request(learner, ex)
-        request, versions = self._with_standing(request)
         try:
             future = self.inner.submit(request)
         except AlreadyChecking:
@@ -207,7 +209,6 @@ class StoredQueue:
                 if result.get("superseded"):
                     self._forget(entry)
                     return
-                self._store_imports(learner.id, result, versions)
                 answer = lesson.check_answer(learner, ex, result, version_id)
                 if answer.get("counted"):
                     from attn_practice.grader.host.lesson import EventKind
@@ -224,3 +225,4 @@ class StoredQueue:
     def close(self) -> None:
         self._closed.set()
         self.inner.close()
+        self._rows.shutdown(wait=True)
