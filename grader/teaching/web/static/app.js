@@ -700,7 +700,7 @@ function renderExample(d, ms) {
   const q = el("tr");
   q.append(el("th", { scope: "row" }, "q"), el("td", { class: "num", "data-stage": "q" }, fmt(d.q)), el("td"));
   table.append(q);
-  for (const st of d.stages) {
+  for (const st of d.stages || []) {  // a widget answered by the reference alone may carry no stages
     const tr = el("tr", { class: (st.first ? "first-departure " : "") + (st.differs ? "differs" : "") });
     const who = st.source === "yours" ? "yours" : "reference";
     tr.append(el("th", { scope: "row" }, names[st.stage] || st.stage),
