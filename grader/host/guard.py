@@ -4,8 +4,10 @@
   here, before any route passes it to a database (PostgreSQL cannot store
   one, and would fail the request).
 - One browser (its session cookie) has at most `REQUESTS_PER_BROWSER`
-  requests in flight; the next is answered 429 at once, so a learner who
-  opens a hundred requests holds a few of the server's threads, not all.
+  requests in flight, and sends at most `Limits.requests` a second (after a
+  burst); the next is answered 429 at once, before any database read, so a
+  learner who opens a hundred requests holds a few of the server's threads,
+  not all, and one who sends thousands costs little.
   Event streams have their own cap (per learner) and are not counted here,
   nor the page's static files (served from memory); /healthz and /readyz
   are never limited.
@@ -20,6 +22,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from attn_practice.grader.host.auth import LEARNER_COOKIE, TEACH_COOKIE
+from attn_practice.grader.host.limits import seconds
 from attn_practice.grader.host.web import problem_response
 
 UNLIMITED = frozenset({"/healthz", "/readyz", "/api/events", "/teach/api/events"})
@@ -63,7 +66,15 @@ class RequestGuard:
         if browser is None:
             await self.app(scope, receive, send)
             return
-        slots = scope["app"].state.ctx.limits.browsers
+        limits = scope["app"].state.ctx.limits
+        wait = limits.requests.allow(browser)
+        if wait:  # before any database read: a flood from one browser costs little
+            response = problem_response(Request(scope), 429, "this browser sends requests very "
+                                        "fast: this one was not taken; the page tries again by "
+                                        "itself.", {"Retry-After": str(seconds(wait))})
+            await response(scope, receive, send)
+            return
+        slots = limits.browsers
         if not slots.enter(browser):
             response = problem_response(Request(scope), 429, "this browser has many requests "
                                         "waiting already: this one was not taken; the page tries "

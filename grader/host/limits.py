@@ -173,6 +173,8 @@ class Limits:
     widgets: Slots = field(default_factory=lambda: Slots(1))
     streams: Slots = field(default_factory=lambda: Slots(STREAMS_PER_LEARNER))
     browsers: Slots = field(default_factory=lambda: Slots(REQUESTS_PER_BROWSER))
+    #: requests per browser and second, after a burst (a page dragging a slider sends ~10)
+    requests: RateLimiter = field(default_factory=lambda: RateLimiter(burst=120, per_second=30.0))
     #: widget answers wait on the check workers: never on the server's shared thread pool
     widget_pool: BoundedExecutor = field(default_factory=lambda: BoundedExecutor("widget", 8, 64))
     #: scrypt for password sign-in: a flood of guesses costs at most these threads' CPU
