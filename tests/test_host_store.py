@@ -168,3 +168,19 @@ def test_the_light_reads_and_quota_measure_agree_on_both_stores(any_store):
         a.id, "step1", False, v2.id, ("elementwise-product",))
     assert s.latest_version_ids() == {(a.id, "step1"): v2.id}
     assert s.setting_or_set("k", "1") == "1" and s.setting_or_set("k", "2") == "1"
+
+
+def test_report_history_of_one_learner_is_theirs_alone_oldest_first(any_store):
+    """The drill-down and "Earlier versions" read one learner's checks (an indexed read at 200),
+    the same rows the class's history holds for them."""
+    s = any_store
+    a, b = s.create_learner("A", "", "ha"), s.create_learner("B", "", "hb")
+    for who, content in ((a, "1"), (b, "2"), (a, "3")):
+        v = s.save_version(who.id, "step1", content)
+        s.save_report(who.id, "step1", v.id, {"submission": "", "steps": [
+            {"id": "step1", "status": "failed", "diagnoses": ["no-scale"]}]})
+    mine = s.report_history(a.id)
+    assert [r.learner_id for r in mine] == [a.id, a.id]
+    assert mine == [r for r in s.report_history() if r.learner_id == a.id]
+    assert [r.created for r in mine] == sorted(r.created for r in mine)
+    assert s.report_history("no-such-learner") == []

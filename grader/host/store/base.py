@@ -188,8 +188,9 @@ class Store(Protocol):
     def latest_standings(self, learner_id: str) -> dict[str, tuple[str, bool, str]]:
         """step -> (status, passed, version id) of the latest report of each step checked."""
 
-    def report_history(self) -> list[StandingRow]:
-        """Every check of the class (no report bodies), per learner, oldest first: the export's history."""
+    def report_history(self, learner_id: str | None = None) -> list[StandingRow]:
+        """Every check of the class, or of one learner (no report bodies), per learner, oldest
+        first: the export's history, a drill-down's results."""
 
     def passed_steps(self, learner_id: str) -> set[str]:
         """Steps the learner passed at least once."""

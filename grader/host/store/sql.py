@@ -42,6 +42,8 @@ LEARNER_BYTES = {
 }
 REPORT_HISTORY = ("SELECT learner_id, step, status, passed, version_id, diagnoses, created FROM reports "
                   "ORDER BY learner_id, created, seq")
+REPORT_HISTORY_OF = ("SELECT learner_id, step, status, passed, version_id, diagnoses, created FROM reports "
+                     "WHERE learner_id = ? ORDER BY created, seq")
 
 
 class Tx(Protocol):
@@ -197,10 +199,13 @@ class SqlStore(IntegrityMethods, LtiMethods):
         return {r[0]: (r[1], bool(r[2]), r[3])
                 for r in self._read(q.LATEST_STANDINGS, (learner_id,))}
 
-    def report_history(self) -> list[StandingRow]:
-        """Every check of the class, without the reports' bodies: per learner, oldest first."""
+    def report_history(self, learner_id: str | None = None) -> list[StandingRow]:
+        """Every check of the class (or of one learner: an indexed read, for a page at 200),
+        without the reports' bodies: per learner, oldest first."""
+        rows = (self._read(REPORT_HISTORY) if learner_id is None
+                else self._read(REPORT_HISTORY_OF, (learner_id,)))
         return [StandingRow(r[0], r[1], r[2], bool(r[3]), r[4], tuple(json.loads(r[5])), float(r[6]))
-                for r in self._read(REPORT_HISTORY)]
+                for r in rows]
 
     def passed_steps(self, learner_id: str) -> set[str]:
         """Steps the learner has passed at some check (the solution stays shown after that)."""
