@@ -13,7 +13,8 @@ does) and of /healthz, first on the quiet class, then for the same time while
   request bodies, and guesses the instructor's password and join codes.
 
 Prints and writes (beside this file by default) the medians and p95s of both
-phases and their ratios (attacked over quiet); what each attack got back is
+phases and their ratios (attacked over quiet); the attackers run in a process of
+their own (their threads never hold the measuring one's GIL); what each attack got back is
 counted too. Bounded: attack sizes and the time are capped, loopback only,
 and the server is stopped by its process id at the end.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import shutil
 import signal
@@ -35,6 +37,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -52,18 +55,12 @@ def console_script() -> str:
     return str(beside) if beside.exists() else (shutil.which("attn-practice") or "attn-practice")
 
 
-class Host:
-    def __init__(self, data: Path):
-        subprocess.run([console_script(), "host", "set-password", str(data)], input=f"{PASSWORD}\n" * 2,
-                       text=True, capture_output=True, check=True, timeout=120)
-        self.err = open(data.parent / "host.err", "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([console_script(), "host", str(data), "--port", "0", "--jobs", "1"],
-                                     stdout=subprocess.PIPE, stderr=self.err, text=True,
-                                     start_new_session=True)
-        lines = [self.proc.stdout.readline() for _ in range(3)]  # type: ignore[union-attr]
-        self.base = lines[0].split(" at ", 1)[1].strip().rstrip("/")
-        self.port = int(self.base.rsplit(":", 1)[1])
-        self.join_code = lines[2].strip().rsplit("/", 1)[1]
+class Target:
+    """Where the class answers: enough to make clients and join (picklable, for the attackers)."""
+
+    def __init__(self, base: str, join_code: str):
+        self.base, self.join_code = base, join_code
+        self.port = int(base.rsplit(":", 1)[1])
 
     def client(self, cookies: httpx.Cookies | None = None) -> httpx.Client:
         c = httpx.Client(base_url=self.base, timeout=60, follow_redirects=False)
@@ -78,6 +75,19 @@ class Host:
         c.post(f"/join/{self.join_code}", data={"csrf": csrf, "display_name": name})
         token = re.search(r'name="attnp-token" content="([^"]+)"', c.get("/").text).group(1)  # type: ignore[union-attr]
         return c, token
+
+
+class Host(Target):
+    def __init__(self, data: Path):
+        subprocess.run([console_script(), "host", "set-password", str(data)], input=f"{PASSWORD}\n" * 2,
+                       text=True, capture_output=True, check=True, timeout=120)
+        self.err = open(data.parent / "host.err", "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([console_script(), "host", str(data), "--port", "0", "--jobs", "1"],
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True,
+                                     start_new_session=True)
+        lines = [self.proc.stdout.readline() for _ in range(3)]  # type: ignore[union-attr]
+        super().__init__(lines[0].split(" at ", 1)[1].strip().rstrip("/"),
+                         lines[2].strip().rsplit("/", 1)[1])
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -129,7 +139,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 class Attack:
     """Both attackers at once, until `stop` is set; what they got back is counted."""
 
-    def __init__(self, host: Host):
+    def __init__(self, host: Target):
         self.host, self.stop, self.got = host, threading.Event(), Counter()
         self.lock = threading.Lock()
         self.threads: list[threading.Thread] = []
@@ -141,19 +151,20 @@ class Attack:
     def start(self) -> None:
         learner, token = self.host.join("Attacker")
         learner.post("/api/step/step1/save", json={"content": SLEEPY}, headers={"X-Attn-Token": token})
-        jobs = [lambda: self.widgets(learner.cookies), lambda: self.writes(learner.cookies, token),
+        flood = httpx.Client(base_url=self.host.base, timeout=60, cookies=learner.cookies,
+                             limits=httpx.Limits(max_connections=WIDGET_FLOOD + 4))  # thread-safe
+        jobs = [lambda: self.widgets(flood), lambda: self.writes(learner.cookies, token),
                 lambda: self.streams(learner.cookies), self.slowloris, self.guesses]
         self.threads = [threading.Thread(target=j, daemon=True) for j in jobs]
         for t in self.threads:
             t.start()
 
-    def widgets(self, cookies: httpx.Cookies) -> None:
-        clients = [self.host.client(cookies) for _ in range(WIDGET_FLOOD)]
+    def widgets(self, client: httpx.Client) -> None:
 
         def one(i: int) -> None:
             while not self.stop.is_set():
                 try:
-                    r = clients[i].get("/api/widget/scale", params={"d_k": str(8 + i)})
+                    r = client.get("/api/widget/scale", params={"d_k": str(8 + i)})
                     self.count(f"widget {r.status_code}")
                 except httpx.HTTPError:
                     self.count("widget error")
@@ -241,6 +252,16 @@ class Attack:
             t.join(timeout=90)
 
 
+def attack_process(base: str, join_code: str, stop: Any, got: Any) -> None:
+    """Both attackers, in a process of their own, until `stop`; then what they got."""
+    attack = Attack(Target(base, join_code))
+    attack.start()
+    got.put("started")
+    stop.wait()
+    attack.finish()
+    got.put(dict(attack.got))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=15.0)
@@ -254,11 +275,16 @@ def main() -> int:
             measure(host, learner, 2.0)  # warm up
             quiet = measure(host, learner, seconds)
             retried_quiet = sum(RETRIED.values())
-            attack = Attack(host)
-            attack.start()
+            mp = multiprocessing.get_context("spawn")
+            stop, got = mp.Event(), mp.Queue()
+            attacker = mp.Process(target=attack_process, args=(host.base, host.join_code, stop, got))
+            attacker.start()  # a process of its own: the attackers' threads never hold our GIL
+            assert got.get(timeout=120) == "started"
             time.sleep(3.0)  # let every attack be under way
             attacked = measure(host, learner, seconds)
-            attack.finish()
+            stop.set()
+            attack_got = got.get(timeout=120)
+            attacker.join(timeout=60)
         finally:
             host.stop()
     q = {k: summary(v) for k, v in quiet.items()}
@@ -270,7 +296,7 @@ def main() -> int:
                    for k in q for m in ("median_ms", "p95_ms")},
         "honest_requests_resent": {"quiet": retried_quiet,
                                    "attacked": sum(RETRIED.values()) - retried_quiet},
-        "attacks_got": dict(sorted(attack.got.items())),
+        "attacks_got": dict(sorted(attack_got.items())),
         "attack": {"widget_requests_open": WIDGET_FLOOD, "slowloris_connections": SLOWLORIS,
                    "event_streams_tried": 50, "writes": "hints and saves in a loop",
                    "guesses": "passwords and join codes in a loop"},
