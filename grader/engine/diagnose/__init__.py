@@ -66,6 +66,7 @@ from attn_practice.grader.engine.diagnose.behaviour import (
 )
 from attn_practice.grader.engine.diagnose.evidence import MAX_CALLS, Asker, Obs, observe_all
 from attn_practice.grader.engine.diagnose.probes import PROBES, Probe
+from attn_practice.grader.engine.diagnose.readings import MEASURED_ONLY
 from attn_practice.grader.engine.diagnose.scale import measured_divisors, measured_scale
 from attn_practice.grader.engine.diagnose.search import ordered_ids
 from attn_practice.grader.engine.diagnose.source import learner_source, transposes_all_axes
@@ -204,7 +205,9 @@ def diagnose(step_id: str, call: Callable[..., Any],
         if not obs:
             return []
         findings = _findings(step, obs, asker)
-        result = verdict(step, obs, [f.reading for f in findings if f.reading])
+        measured = {f.id: MEASURED_ONLY[step][f.id] for f in findings
+                    if f.id is not None and f.id in MEASURED_ONLY.get(step, {})}
+        result = verdict(step, obs, [f.reading for f in findings if f.reading], measured)
         found = _with_findings(step, result.ids, findings)
         if FIXED_RANK in found:
             found = _with_source(step, found, source if source is not None else learner_source(call))

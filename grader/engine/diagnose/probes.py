@@ -7,6 +7,12 @@ mistakes that only move blocked pairs vanish), one head or W_o = I (head and
 output-projection mistakes), 2-D-only sets (batch-axis mistakes vanish), and
 "large" probes: scores in the thousands on otherwise easy input, where only an
 unstable softmax breaks. Seeds are fixed, so a diagnosis is deterministic.
+
+The behavioural probes (issue 39, read by `behaviour.py`) come in sets that
+differ in one thing: "causal" with only its last position changed ("-moved")
+or only its first ("-first"); step 6's "mask" under a mask and its
+complement; step 8's "heads" (W_o = I) with only head 1's weight columns
+changed. They are drawn after (or apart from) the others, which keep their values.
 """
 
 from __future__ import annotations

@@ -389,9 +389,7 @@ def _attention_readings(step: str) -> dict[str, tuple[dict[str, Any], ...]]:
         r["mask-multiplied"] = _slot("mask", ("multiplied",))
         r["causal-mask-hardcoded"] = _slot("mask", CAUSAL)
         r["mask-ignored"] = _slot("mask", ("ignored",))
-    else:
-        # a GPT block's causal mask, where the task asked for none (CONTRACT: any step it shows)
-        r["causal-mask-hardcoded"] = _slot("mask", ("causal", "causal-square"))
+
     if step in ("step7", "step8"):
         perms = [(i, j, k) for i in range(3) for j in range(3) for k in range(3)]
         r["projections-swapped"] = _slot("proj", tuple(p for p in perms if p != (0, 1, 2)))
@@ -440,6 +438,16 @@ READINGS: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
 }
 
 
+#: step -> id -> readings searched only where a behavioural probe measured the property
+#: (`behaviour.py`): a GPT block's causal mask, where the task asked for none (CONTRACT:
+#: an id at any step where it shows). Searched always, they would double the search's cost
+#: on every failing step for a mistake the causality probe sees directly.
+MEASURED_ONLY: dict[str, dict[str, tuple[dict[str, Any], ...]]] = {
+    step: {"causal-mask-hardcoded": _slot("mask", ("causal", "causal-square"))}
+    for step in ("step5", "step7", "step8")
+}
+
+
 #: step -> (slot, variant) -> (the same code without that part, the id that part adds).
 #: A reading can be two mistakes in one spelling: axis=1 hard-coded ignores `axis`
 #: *and* normalises the wrong axis of a 3-D input called with the default; a loop
@@ -471,4 +479,4 @@ def key(cfg: Config) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(cfg.items()))
 
 
-__all__ = ["CAUSAL", "FORMS", "IMPLIED", "READINGS", "Config", "compute", "key", "merge"]
+__all__ = ["CAUSAL", "FORMS", "IMPLIED", "MEASURED_ONLY", "READINGS", "Config", "compute", "key", "merge"]

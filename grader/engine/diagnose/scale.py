@@ -4,6 +4,11 @@ with its own id (1, 1/d_k, sqrt(d_k), 1/sqrt(d_v), 1/sqrt(d_model)).
 
 Divisors come in endless spellings (a sequence length, a constant, another
 power of d_k), so instead of listing them the factor is fitted per input.
+The scale probe (`measured_scale`, issue 39) fits one law c * d_k**p across
+the matrix inputs (a temperature is p = 0), also on top of another reading (a
+causal mask), so that the fitted factor can pair with other mistakes
+(`K.T`); where no law fits (math.isqrt(d_k), sqrt(d_model)), the divisor at
+each width is measured instead (`measured_divisors`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.engine.diagnose.evidence import MATCH, Obs, close, differs
+from attn_practice.grader.engine.diagnose.readings import compute
 
 
 def _softmax_last(x: np.ndarray) -> np.ndarray:
@@ -155,8 +161,6 @@ _NAMED = ((1.0, -0.5), (1.0, 0.0), (1.0, -1.0), (1.0, 0.5))
 
 def _reading_family(step: str, args: Sequence[Any], base: Mapping[str, Any]) -> _Family:
     """The output of the reading `base` with the score factor r, for a batch of factors."""
-    from attn_practice.grader.engine.diagnose.readings import compute
-
     def g(r: np.ndarray) -> np.ndarray:  # ("fit", c, 0) multiplies the scores by c itself
         return np.stack([compute(step, {**base, "scale": ("fit", float(x), 0.0)}, tuple(args)) for x in r])
 

@@ -265,7 +265,7 @@ def _measured_candidates(step: str, k: int) -> list[tuple[tuple[str, ...], Alt, 
     out = []
     for mid, alts in extra.items():
         for alt in alts:
-            for other, group in _static_alternatives(step).items():
+            for other, group in alternatives(step).items():  # measured ones pair with each other too
                 if other == mid:
                     continue
                 for a in group:

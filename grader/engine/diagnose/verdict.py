@@ -9,7 +9,7 @@ one rank that works, else a partial explanation (see `search.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,7 +163,9 @@ def _explained(step: str, obs: list[Obs],
         cfg = measured_scale(step, obs, base)
         if cfg is None:
             continue
-        token = MEASURED.set({step: {"wrong-scale": (reading(step, cfg),)}})
+        here = dict(MEASURED.get().get(step, {}))
+        here["wrong-scale"] = (reading(step, cfg),)
+        token = MEASURED.set({step: here})
         try:
             found = explain_fit(step, obs)
         finally:
@@ -200,10 +202,23 @@ def diagnose_ids(step: str, obs: list[Obs]) -> list[str]:
     return verdict(step, obs).ids
 
 
-def verdict(step: str, obs: list[Obs], bases: Sequence[Config] = ()) -> Verdict:
+def verdict(step: str, obs: list[Obs], bases: Sequence[Config] = (),
+            measured: Mapping[str, Sequence[Config]] | None = None) -> Verdict:
     """`diagnose_ids`, with the full explanation's reading (its words can depend on it).
 
-    `bases`: readings the behavioural probes measured, on which a scale factor is fitted."""
+    `bases`: readings the behavioural probes measured, on which a scale factor is fitted;
+    `measured`: id -> readings that take part in the search only because a behavioural
+    probe measured them (`readings.MEASURED_ONLY`: a causal mask where none was asked for)."""
+    extra = {mid: tuple(reading(step, c) for c in cfgs) for mid, cfgs in (measured or {}).items()}
+    token = MEASURED.set({step: extra}) if extra else None
+    try:
+        return _verdict(step, obs, bases)
+    finally:
+        if token is not None:
+            MEASURED.reset(token)
+
+
+def _verdict(step: str, obs: list[Obs], bases: Sequence[Config]) -> Verdict:
     tail: list[str] = []
     spoiled: list[Obs] = []
     if unstable(obs):
