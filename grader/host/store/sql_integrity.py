@@ -69,7 +69,9 @@ LOOKALIKES = str.maketrans({
     "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
     "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ӏ": "l",
     "α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m", "ν": "n",
-    "ο": "o", "ρ": "p", "τ": "t", "υ": "y", "χ": "x"})
+    "ο": "o", "ρ": "p", "τ": "t", "υ": "y", "χ": "x",
+    # dashes and minus signs read as the hyphen-minus of "s-100"
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u02d7\ufe58\u2796", "-")})
 #: Dropped from the key: spaces, invisible and control characters, combining marks.
 IGNORED = frozenset({"Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp"})
 
