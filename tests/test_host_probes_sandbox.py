@@ -106,3 +106,17 @@ def test_code_that_sleeps_forks_and_floods_holds_no_honest_learner_up(host):
         codes = sorted(f.result(timeout=600).status_code for f in widgets)
         assert all(c in (200, 400, 429, 503, 504) for c in codes), codes
         assert codes.count(429) >= 2, codes  # one widget call in flight per learner
+
+
+def test_dask_run_checks_stay_in_the_sandbox_too(tmp_path):
+    pytest.importorskip("distributed", reason="dask is not installed (pip install '.[dask]')")
+    with running_host(tmp_path / "class", "--dask", "local") as h:
+        ada, eve = Learner(h, "Ada"), Learner(h, "Eve")
+        assert ada.save("step1", f"# {SECRET}\n" + implementation("step1", "correct_einsum")).status_code == 200
+        plant = tmp_path / "planted-dask.txt"
+        assert eve.save("step1", _prying(h.data_dir, h.port, plant)).status_code == 200
+        r = eve.post("/api/step/step1/check")
+        assert r.status_code == 200, r.text
+        text = html.unescape(r.json()["html"])
+        assert "PROBE" in text and "'GOT'" not in text, text[text.find("PROBE"):][:1000]
+        assert SECRET not in r.text and not plant.exists()
