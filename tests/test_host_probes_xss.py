@@ -109,3 +109,25 @@ def test_the_csv_export_cannot_run_a_formula(lab):
     for row in rows[1:]:
         for cell in row:
             assert not cell or cell[0] not in "=+-@\t\r", (cell, row)
+
+
+def test_nothing_reflects_markup_into_a_page(lab):
+    from urllib.parse import quote
+
+    h, _, mallory = lab
+    payload = quote('<script>alert(1)</script>"\'><svg onload=alert(1)>')
+    paths = [f"/step/{payload}", f"/join/{payload}", f"/resume/{payload}", f"/teach?key={payload}",
+             f"/api/step/{payload}", f"/api/widget/{payload}", f"/api/widget/scale?d_k={payload}",
+             f"/static/{payload}", f"/{payload}", f"/teach/export.{payload}",
+             f"/lti/login?iss={payload}&login_hint=x&target_link_uri=y"]
+    for client in (h.client(), mallory.client):
+        for path in paths:
+            r = client.get(path)
+            assert r.status_code < 500, (path, r.status_code)
+            if r.headers["content-type"].startswith("text/html"):
+                assert "<script>alert" not in r.text and "<svg onload" not in r.text, path
+            else:  # JSON is never sniffed as a page
+                assert r.headers["content-type"].startswith("application/json")
+                assert r.headers["x-content-type-options"] == "nosniff"
+    r = h.client().post("/lti/launch", data={"error": "<svg onload=alert(1)>", "error_description": "<b>x"})
+    assert "<svg onload" not in r.text and "<b>x" not in r.text
