@@ -143,3 +143,39 @@ def test_sign_out_everywhere_ends_every_instructor_session_but_no_learners(host)
     assert one.get("/teach/api/class").status_code == 403
     assert two.get("/teach/api/class").status_code == 403
     assert ada.client.get("/api/summary").status_code == 200
+
+
+def test_a_learners_event_stream_carries_nothing_of_a_classmate(host):
+    import threading
+
+    import httpx
+
+    ada = Learner(host, "Ada")
+    heard: list[str] = []
+    opened: list[httpx.Response] = []
+
+    def listen() -> None:
+        try:
+            with ada.client.stream("GET", "/api/events", timeout=httpx.Timeout(30, read=300)) as r:
+                opened.append(r)
+                for chunk in r.iter_text():
+                    heard.append(chunk)
+        except (httpx.HTTPError, RuntimeError, ValueError):  # closed from the test's thread
+            pass
+
+    listening = threading.Thread(target=listen)
+    listening.start()
+    bob = Learner(host, "Bob Classmate")
+    saved = bob.save("step1", f"# {SECRET}\ndef dot_scores(Q, K):\n    return Q @ K.T\n")
+    assert saved.status_code == 200
+    assert bob.post("/api/step/step1/check").status_code == 200
+    assert bob.post("/api/step/step1/hint").status_code == 200
+    import time
+
+    time.sleep(3)  # what the live hub would have sent has arrived
+    opened[0].close()
+    listening.join(60)
+    text = "".join(heard)
+    assert "connected" in text  # the stream was open all along
+    for leak in ("Bob", SECRET, saved.json()["version"]):
+        assert leak not in text, leak
