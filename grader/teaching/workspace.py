@@ -314,16 +314,26 @@ def imported_steps(path: Path, ex: Exercise,
     a file that does not parse imports nothing we can see.
     """
     try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes()
+    except OSError:
         return []
+    names = imported_module_names(source)
+    return [e for e in (catalog or load_catalog()) if e.module in names and e.id != ex.id]
+
+
+def imported_module_names(source: str | bytes) -> set[str]:
+    """Top-level module names a source imports by absolute import (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    return [e for e in (catalog or load_catalog()) if e.module in names and e.id != ex.id]
+    return names
 
 
 def stale_steps(ws: Workspace, state: State,

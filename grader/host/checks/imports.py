@@ -10,25 +10,10 @@ code never runs here.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
 from attn_practice.grader.catalog import Exercise, load_catalog
-
-
-def imported_modules(text: str) -> set[str]:
-    """Top-level module names a source imports by absolute import (none if it does not parse)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return set()
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names
+from attn_practice.grader.teaching.workspace import imported_module_names
 
 
 def imports_of(step: str, files: dict[str, str], catalog: Iterable[Exercise] | None = None) -> list[Exercise]:
@@ -40,7 +25,7 @@ def imports_of(step: str, files: dict[str, str], catalog: Iterable[Exercise] | N
     todo = [by_id[step]]
     while todo:
         ex = todo.pop()
-        for module in imported_modules(files.get(ex.file, "")):
+        for module in imported_module_names(files.get(ex.file, "")):
             dep = by_module.get(module)
             if dep is not None and dep.id != step and dep.id not in found and dep.file in files:
                 found[dep.id] = dep
