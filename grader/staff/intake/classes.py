@@ -7,7 +7,9 @@
   Blackboard download (every student's files side by side) becomes one
   submission per student; a Moodle per-student folder is one submission,
   named by the folder Moodle named for the student;
-- any other subfolder, zip, notebook or module holding work is one submission.
+- any other subfolder, zip, notebook or module holding work is one submission;
+  once the folder is a class, so is a subfolder holding files but no work (a
+  PDF alone): nobody vanishes from the report.
 
 A folder stays ONE submission when its top level holds a step file, when
 only one thing in it holds work (two notebooks or modules, or two folders
@@ -134,7 +136,28 @@ def split_class(folder: Path, *, alone: bool = True) -> list[Member] | None:
     code_only = all(m.kind in (MemberKind.NOTEBOOK, MemberKind.MODULE) for m, _ in items)
     if len(items) < (2 if alone and not code_only else 3) or _disjoint([steps for _, steps in items]):
         return None
-    return [m for m, _ in items][:MAX_MEMBERS]
+    return _with_no_work(folder, entries, [m for m, _ in items])
+
+
+def _handed_in(path: str) -> bool:
+    """A folder holds something a student handed in (any file that is not OS litter)."""
+    for _root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP]
+        if any(not f.startswith((".", "._")) for f in files):
+            return True
+    return False
+
+
+def _with_no_work(folder: Path, entries: list[os.DirEntry[str]], members: list[Member]) -> list[Member]:
+    """Nobody vanishes: once `folder` is a class, a student folder holding files but no work (a PDF
+    alone, a .docx) is still a student, graded as its own row (every step missing, saying what was
+    found) rather than dropped from the report and the count."""
+    taken = {os.path.normpath(p) for m in members for p in m.paths}
+    for e in entries:
+        if os.path.normpath(e.path) not in taken and e.is_dir(follow_symlinks=False) and _handed_in(e.path):
+            members.append(Member(os.path.join(str(folder), e.name), [Path(e.path)]))
+    members.sort(key=lambda m: m.label)
+    return members[:MAX_MEMBERS]
 
 
 def _item(folder: Path, e: os.DirEntry[str]) -> tuple[Member | None, frozenset[str]]:
@@ -177,6 +200,8 @@ def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsNam
             member, _ = _item(folder, e)
             if member is not None:
                 out.append(member)
+            elif e.is_dir(follow_symlinks=False) and _handed_in(e.path):
+                out.append(Member(os.path.join(str(folder), e.name), [Path(e.path)]))
             continue
         if e.is_dir(follow_symlinks=False):
             if name.original == "" and "onlinetext" in e.name:

@@ -33,6 +33,7 @@ class Origin:
     line: int = 0  # the line of its `def` (in the cell, for a notebook)
     #: line of the generated step file -> (file or "nb.ipynb, cell N", line); empty: lines hold
     lines: dict[int, tuple[str, int]] = field(default_factory=dict)
+    ipython: bool = False  # a module with IPython lines (a notebook's .py export): plain Python cannot import it
 
     def where(self, line: int) -> str:
         """`File "x", line N` (or `File "nb.ipynb", cell C, line N`) for a line of the generated file."""
@@ -61,19 +62,31 @@ class Origin:
             get = f"from {stem} import {self.function}{alias}"
         else:
             get = f'from runpy import run_path; {contract} = run_path("{name}")["{self.function}"]'
-        archive, inside, rest = folder.partition(".zip/") if ".zip/" in folder else (folder, "", "")
-        if inside or folder.endswith(".zip"):  # the work is in a zip: unpacked first
-            where = f"# unzip {archive.removesuffix('.zip')}.zip, then run Python in its folder {rest or '.'}"
-        else:
-            where = f"# run Python in the folder {folder}"
-        return f"{where}\n{get}\n{numpy}{call}"
+        if self.ipython:  # plain Python cannot import it: IPython runs it, its `!`/`%` lines too
+            get = f'get_ipython().run_cell(open("{name}", encoding="utf-8-sig").read())'
+            if self.function != contract:
+                get += f"\n{contract} = {self.function}"
+        return f"{_where(folder, self.ipython, name)}\n{get}\n{numpy}{call}"
 
 
-def origin_for(path: str, rel: str, function: str, text: bytes | None, *, notebook: bool) -> Origin:
+def _where(folder: str, ipython: bool, name: str) -> str:
+    """Where to run the snippet: the folder, after unzipping every zip on the way (a zip in a zip too)."""
+    run = (f"in Jupyter or IPython ({name} has IPython lines, `!pip`, `%magic` or get_ipython(), "
+           "which plain Python cannot import), run this") if ipython else "run Python"
+    parts = re.split(r"(?<=\.zip)/", folder)
+    if len(parts) == 1 and not folder.endswith(".zip"):
+        return f"# {run} in the folder {folder}"
+    zips, rest = (parts, ".") if parts[-1].endswith(".zip") else (parts[:-1], parts[-1])
+    steps = [f"unzip {zips[0]}", *(f"unzip {z} inside it" for z in zips[1:])]
+    return f"# {', then '.join(steps)}, then {run} in its folder {rest}"
+
+
+def origin_for(path: str, rel: str, function: str, text: bytes | None, *, notebook: bool,
+               ipython: bool = False) -> Origin:
     """The Origin of a function graded from `path` (the learner's file; `rel` inside the folder
     graded), given the generated text (None: the learner's file was graded as it is, its lines hold)."""
     if text is None:
-        return Origin(path, function, rel)
+        return Origin(path, function, rel, ipython=ipython)
     decoded = text.decode("utf-8", "replace")
     lines = line_map(decoded)
     cell, line = 0, 0
@@ -83,8 +96,8 @@ def origin_for(path: str, rel: str, function: str, text: bytes | None, *, notebo
             cell_text = where.partition(", cell ")[2]
             cell = int(cell_text) if cell_text.isdigit() else 0
     if not lines:  # the learner's whole file, with a line added at its end: its lines hold
-        return Origin(path, function, rel, line=line)
-    return Origin(path, function, rel, notebook, cell, line, lines)
+        return Origin(path, function, rel, line=line, ipython=ipython)
+    return Origin(path, function, rel, notebook, cell, line, ipython=ipython and not notebook, lines=lines)
 
 
 _FILE_LINE = '{prefix}/([^"]+)", line (\\d+)'

@@ -32,7 +32,7 @@ from attn_practice.grader.sandbox.submission import (
 from attn_practice.grader.staff.intake.archive import ArchiveRefused, unpack
 from attn_practice.grader.staff.intake.classes import Member
 from attn_practice.grader.staff.intake.origin import Origin, origin_for, retrace
-from attn_practice.grader.staff.intake.recognise import Recognised, SourceKind
+from attn_practice.grader.staff.intake.recognise import Recognised, SourceKind, needs_ipython
 
 MAX_NESTED_ARCHIVES = 2  # a zip in a zip (in a folder) is opened; deeper is not
 SUBMISSION_SUFFIXES = (".zip", ".ipynb", ".py")
@@ -193,9 +193,10 @@ class Intake:
         warnings += rec.warnings
         shown = os.path.join(base, rel) if rel else base
         sources = {sid: origin_for(os.path.join(shown, src.entry.rel), src.entry.rel, src.taken or _function(sid),
-                                   src.text, notebook=src.kind is SourceKind.NOTEBOOK)
+                                   src.text, notebook=src.kind is SourceKind.NOTEBOOK,
+                                   ipython=src.kind is not SourceKind.NOTEBOOK and needs_ipython(src.entry))
                    for sid, src in rec.chosen.items()
-                   if src.kind is not SourceKind.EXACT or src.text is not None or rec.spread or rel}
+                   if src.kind is not SourceKind.EXACT or src.text is not None or rec.spread or rel or inside}
         if rec.in_place:
             return Prepared(label, where.folder, graded_path, warnings, missing, sources=sources, base=shown)
         return Prepared(label, self._build(rec), graded_path, warnings, missing, sources=sources, base=shown)
@@ -206,6 +207,8 @@ class Intake:
 
         work = self.slot()
         copy_submission(rec.folder, work)
+        for rel in rec.blank:  # an empty step file is no step file (its step is missing, not an error)
+            (work / rel).unlink(missing_ok=True)
         for folder in rec.helper_folders:  # steps spread over folders: each folder's helpers, first wins
             for rel, data in sandbox_files(folder).items():
                 target = work / rel

@@ -112,6 +112,7 @@ class Recognised:
     #: helper modules a notebook writes with `%%writefile` (step files written so are in `chosen`)
     extra_files: dict[str, bytes] = field(default_factory=dict)
     lms_named: list[tuple[str, str, str]] = field(default_factory=list)  # (LMS, its file name, step file)
+    blank: list[str] = field(default_factory=list)  # empty step files: left out of the graded copy
 
     @property
     def anything(self) -> bool:
@@ -120,7 +121,7 @@ class Recognised:
     @property
     def in_place(self) -> bool:
         """Every graded source is the step's own file: grade the folder as it is."""
-        return not self.spread and all(s.kind is SourceKind.EXACT and s.text is None
+        return not self.spread and not self.blank and all(s.kind is SourceKind.EXACT and s.text is None
                                        for s in self.chosen.values())
 
     def newest(self) -> float:
@@ -161,6 +162,9 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
             elif ex is None:
                 code.attempt = attempt
                 codes.append(code)
+        if ex is not None and entry.kind is EntryKind.FILE and _blank(entry):
+            ex, note = None, "empty"  # an empty step file hands nothing in: the step is missing, not an error
+            out.blank.append(entry.rel)
         if ex is not None and (entry.kind is EntryKind.FILE or entry.name == ex.file):
             # A step's file is graded as that step only (never mined for another step's function).
             kind = SourceKind.EXACT if entry.name == ex.file else SourceKind.NAMED
@@ -169,7 +173,7 @@ def recognise(folder: Path, catalog: tuple[Exercise, ...] | None = None, *,
             named.setdefault(ex.id, []).append(source)
             if entry.kind is EntryKind.FILE:
                 step_files.append((source, ex))
-        elif text_only:
+        elif text_only or note == "empty":
             pass
         elif entry.kind is EntryKind.FILE and (python_stem(name) is not None or is_notebook(name)):
             if len(codes) < max_code:
@@ -274,6 +278,28 @@ def _plain_text(name: str) -> bool:
     """`attention.txt`, `step3_softmax.txt`: maybe Python an LMS made into text (`.py.txt` is Python already)."""
     low = name.lower()
     return low.endswith(".txt") and python_stem(name) is None and not is_notebook(name)
+
+
+def _blank(entry: Entry) -> bool:
+    """A file with nothing but whitespace in it (an upload that lost its content, a placeholder)."""
+    data = read_regular_file(entry.path, 4096)
+    return data is not None and not data.lstrip(b"\xef\xbb\xbf").strip()
+
+
+def needs_ipython(entry: Entry) -> bool:
+    """A module plain Python cannot import: `!`/`%` lines, or a notebook export's get_ipython() at its top level."""
+    data = read_regular_file(entry.path, MAX_SOURCE_BYTES)
+    if data is None:
+        return False
+    if re.search(rb"^get_ipython\(\)", data, re.MULTILINE):
+        return True
+    if _IPYTHON.search(data) is None:
+        return False
+    try:  # a `%` or `!` at a line's start can be Python (inside a string, a continued expression)
+        compile(data, entry.name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _has_ipython(entry: Entry) -> bool:
