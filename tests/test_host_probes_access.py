@@ -120,17 +120,28 @@ def test_the_instructor_surface_is_closed_to_outsiders_and_learners(host):
 
 
 def test_a_rotated_key_signs_out_every_instructor_browser_and_opens_nothing(host):
+    import time
+
     teacher, token = instructor(host)
     assert teacher.get("/teach/api/class").status_code == 200
+    attacker = host.client()
+    assert attacker.get(f"/teach?key={host.key}").status_code == 303  # the server's keys are fresh
     done = subprocess.run([console_script(), "host", "rotate-key", str(host.data_dir)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert teacher.get("/teach/api/class").status_code == 403
+    # at once (the server caches its keys for a moment): the old key opens nothing
+    for _ in range(3):
+        r = host.client().get(f"/teach?key={host.key}")
+        assert r.status_code == 403 and "attnp_teach" not in r.headers.get("set-cookie", "")
+    for browser in (teacher, attacker):
+        assert browser.get("/teach/api/class").status_code == 403
     assert teach_post(teacher, token, "rotate-join").status_code == 403
-    assert host.client().get(f"/teach?key={host.key}").status_code == 403  # the old key
     new_key = done.stdout.split("New instructor key:", 1)[1].split()[0]
     fresh = host.client()
-    assert fresh.get(f"/teach?key={new_key}").status_code == 303
+    deadline = time.monotonic() + 30  # the new key opens within the cache's moment
+    while (code := fresh.get(f"/teach?key={new_key}").status_code) != 303:
+        assert code == 403 and time.monotonic() < deadline, code
+        time.sleep(0.5)
     assert fresh.get("/teach/api/class").status_code == 200
 
 
@@ -179,3 +190,39 @@ def test_a_learners_event_stream_carries_nothing_of_a_classmate(host):
     assert "connected" in text  # the stream was open all along
     for leak in ("Bob", SECRET, saved.json()["version"]):
         assert leak not in text, leak
+
+
+def test_a_session_opened_with_the_old_key_while_it_is_rotated_does_not_survive(host):
+    """An attacker with a leaked key keeps using it while the instructor rotates it: no session
+    made with it in any moment around the rotation outlives the rotation."""
+    import threading
+    import time
+
+    sessions: list[str] = []
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            r = host.client().get(f"/teach?key={host.key}")
+            if r.status_code == 303:
+                sessions.append(r.cookies["attnp_teach"])
+            time.sleep(0.1)
+
+    thread = threading.Thread(target=hammer)
+    thread.start()
+    try:
+        done = subprocess.run([console_script(), "host", "rotate-key", str(host.data_dir)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        time.sleep(3)
+    finally:
+        stop.set()
+        thread.join(60)
+    assert sessions, "the old key never opened: the probe did not run"
+    alive = []
+    for cookie in sessions:
+        c = host.client()
+        c.cookies.set("attnp_teach", cookie)
+        if c.get("/teach/api/class").status_code == 200:
+            alive.append(cookie)
+    assert alive == [], f"{len(alive)} of {len(sessions)} sessions opened with the old key survive"
