@@ -152,8 +152,7 @@ def test_kill_9_mid_saves_loses_nothing_acknowledged(tmp_path):
             host.stop(signal.SIGKILL)
     again = HostProcess(folder, port=host.port)
     try:
-        ada.client = again.client()
-        ada.client.cookies.update(dict(ada.client.cookies))
+        ada.client = again.client()  # a fresh browser: the learner comes back by their resume link
         from test_host_support import resume
 
         resume(ada.client, ada.resume_link.replace(host.base, ""))
