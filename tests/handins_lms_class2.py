@@ -277,6 +277,9 @@ def build(root: Path) -> Path:
     _w(d / "xu.zip", _zip({f"xu-main/src/{s}.py": step(s, s != "step3_softmax") for s in CORE}
                           | {"xu-main/README.md": "# lab\n"}))
     e["xu.zip"] = (4, (P, P, F, P, P), None)
+    # 33 Moodle: a student who pasted the code as online text only (no file folder) is still a student.
+    _w(d / "Fay Quinn_20005_assignsubmission_onlinetext_" / "onlinetext.html", "<p>def softmax(x): ...</p>\n")
+    e["Fay Quinn_20005_assignsubmission_onlinetext_"] = (0, (M,) * 5, "onlinetext.html")
     # LMS litter: no student.
     _w(d / "index.html", "<html></html>\n")
     return d

@@ -1,6 +1,7 @@
 """Focused regressions for what the second LMS-style class (test_handins_heldout_style.py) found.
 
-- a student folder in a class that holds no work (a PDF alone) still gets its row;
+- a student folder in a class that holds no work (a PDF alone) still gets its row, and so does a Moodle
+  student who handed in online text only;
 - an empty step file is a missing step (saying the file is empty), never an `error`;
 - the reproduce line for work in a zip at the zip's root, or in a zip inside a zip, says to unzip
   each one and runs there;
@@ -79,3 +80,17 @@ def test_a_notebook_export_with_get_ipython_reproduces_in_ipython(tmp_path: Path
     assert "in Jupyter or IPython (lab.py has IPython lines" in proc.stdout, proc.stdout[-3000:]
     assert 'get_ipython().run_cell(open("lab.py"' in proc.stdout
     assert not unrunnable_reproduce_lines(proc.stdout, tmp_path, tmp_path / "scratch")
+
+
+def test_a_moodle_student_with_online_text_only_keeps_a_row(tmp_path: Path) -> None:
+    for who in ("Al Roy_30002", "Bo Li_30004"):
+        for s in CORE:
+            build_file(tmp_path / "dl" / f"{who}_assignsubmission_file_" / f"{s}.py", step(s))
+        build_file(tmp_path / "dl" / f"{who}_assignsubmission_onlinetext_" / "onlinetext.html", "<p>see files</p>")
+    build_file(tmp_path / "dl" / "Zoe Park_30001_assignsubmission_onlinetext_" / "onlinetext.html", "<p>x</p>")
+    proc = grade(tmp_path, "dl", "--format", "json")
+    rows = {r["submission"]: r for r in json.loads(proc.stdout)}
+    assert set(rows) == {"dl/Al Roy_30002_assignsubmission_file_", "dl/Bo Li_30004_assignsubmission_file_",
+                         "dl/Zoe Park_30001_assignsubmission_onlinetext_"}, proc.stderr
+    zoe = rows["dl/Zoe Park_30001_assignsubmission_onlinetext_"]
+    assert zoe["score"] == 0 and "onlinetext.html" in zoe["steps"][0]["error"]

@@ -194,6 +194,8 @@ def _disjoint(sets: list[frozenset[str]]) -> bool:
 def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsName | None]) -> list[Member]:
     groups: dict[str, Member] = {}
     out: list[Member] = []
+    online: list[tuple[str, Member]] = []  # Moodle online-text folders, kept for a student with nothing else
+    with_folder: set[str] = set()
     for e in entries:
         name = lms[e.name]
         if name is None:  # not named by the LMS: its own submission, if it holds work
@@ -204,10 +206,12 @@ def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsNam
                 out.append(Member(os.path.join(str(folder), e.name), [Path(e.path)]))
             continue
         if e.is_dir(follow_symlinks=False):
-            if name.original == "" and "onlinetext" in e.name:
-                continue  # Moodle's online-text folder: no files
             member = Member(os.path.join(str(folder), e.name), [Path(e.path)], MemberKind.LMS_FOLDER,
                             name.person, name.lms.value)
+            if name.original == "" and "onlinetext" in e.name:
+                online.append((name.student, member))  # Moodle's online text: no files, most often
+                continue
+            with_folder.add(name.student)
             out.append(member)
             continue
         key = name.student
@@ -216,6 +220,9 @@ def _by_lms(folder: Path, entries: list[os.DirEntry[str]], lms: dict[str, LmsNam
                                  name.lms.value)
             out.append(groups[key])
         groups[key].paths.append(Path(e.path))
+    # A student who handed in only online text is still a student: a row saying what was found.
+    out += [m for student, m in online
+            if student not in groups and student not in with_folder and _handed_in(str(m.paths[0]))]
     return [m for m in out if m.paths][:MAX_MEMBERS]
 
 
