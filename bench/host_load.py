@@ -1,7 +1,7 @@
 """Load on a hosted class: N simulated learners on loopback, each saving and checking (issues 23, 40).
 
     python bench/host_load.py [--learners 200] [--seconds 300] [--save-every 15] [--check-every 30]
-                              [--no-widgets] [--out bench/host_load.json]
+                              [--no-widgets] [--restart-at S] [--out bench/host_load.json]
 
 Starts `attn-practice host` (the console script, a fresh data folder, SQLite,
 its default check workers), measures a lone check of a mistake first (the
@@ -11,7 +11,12 @@ steps, then saves one of steps 1-5 every ~save-every s (every other save a
 known mistake, so half the code is wrong) and checks the step it saved last
 every ~check-every s (jittered), until the time is up; after each check it
 asks for the three widgets, as the page does (they share the check workers).
-The run stops by itself. Bounded: learners, time and per-request timeouts
+With `--restart-at S` (issue 37) the server is killed with SIGKILL S seconds
+into the run and started again on the same port and data folder, as an
+operator's crash and restart would: learners keep going as their pages do
+(a save the server did not take is sent again until it is stored, the page
+reloaded after the reconnect), and every check cut by the kill must have a
+result afterwards (it is run again on start). The run stops by itself. Bounded: learners, time and per-request timeouts
 are all capped. Prints (and writes with --out) the figures:
 
 - saves: count, failed, lost (acknowledged versions missing afterwards), p50/p95 ms;
@@ -19,6 +24,8 @@ are all capped. Prints (and writes with --out) the figures:
 - checks: count, p95 latency including the queue, p95 queue wait (as the server
   reported it), the lone check of a mistake, and `check_p95_over_lone` (issue 40: <= 3);
 - widgets: count, p95, how many fell back to the reference;
+- the restart: how long the server was away, saves resent, checks cut by the kill and
+  how many of them have a result afterwards;
 - the server's resident memory (its own process, and with its check workers) and open
   file descriptors, sampled; the load average before and after (the machine is shared).
 """
@@ -27,11 +34,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import re
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -108,6 +118,10 @@ class Run:
         self.widget_failed = 0
         self.rss: list[tuple[int, int]] = []
         self.fds: list[int] = []
+        self.save_resent = 0
+        self.cut_checks: list[tuple[str, str]] = []  # (resume link, step) of checks cut by the kill
+        self.away_until = 0.0  # monotonic: the server is being restarted until then (0: not)
+        self.away_s = 0.0
 
 
 async def join(client: httpx.AsyncClient, code: str, name: str) -> tuple[str, str]:
@@ -133,7 +147,15 @@ async def save(client: httpx.AsyncClient, headers: dict, link: str, step: str, t
     t0 = time.perf_counter()
     try:
         r = await client.post(f"/api/step/{step}/save", json={"content": text}, headers=headers)
+        while r.status_code >= 500 and restarting(run):
+            await asyncio.sleep(0.5)  # the page keeps the text and sends it again
+            run.save_resent += 1
+            r = await client.post(f"/api/step/{step}/save", json={"content": text}, headers=headers)
     except httpx.HTTPError as exc:
+        if restarting(run):  # the server is away: the page keeps the text and sends it again
+            run.save_resent += 1
+            await asyncio.sleep(0.5)
+            return await save(client, headers, link, step, text, run)
         kind = f"save {type(exc).__name__}"
         run.save_failed += 1
         run.failures[kind] = run.failures.get(kind, 0) + 1
@@ -162,6 +184,12 @@ async def widgets(client: httpx.AsyncClient, run: Run) -> None:
         run.widgets.append(time.perf_counter() - t0)
         label = json.dumps(r.json().get("label", ""))
         run.widget_fallbacks += "took longer" in label or "could not compute" in label
+
+
+def restarting(run: Run) -> bool:
+    """Whether the server is being restarted now (or was a moment ago): a failed request is then
+    the restart's, and a page sends it again."""
+    return run.away_until > 0 and time.monotonic() < run.away_until + 30
 
 
 def address(i: int, addresses: int) -> str:
@@ -198,8 +226,13 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                 await save(client, headers, link, step, text, run)
                 n += 1
                 next_save = now + args.save_every * rnd.uniform(0.8, 1.2)
-                if n % 10 == 0:
-                    await load_page(client, run)
+                if n % 10 == 0:  # a reload now and then
+                    try:
+                        await load_page(client, run)
+                    except (httpx.HTTPError, AttributeError):
+                        if not restarting(run):
+                            raise
+                        await reload_after_restart(client, run)
             elif now >= next_check:
                 t0 = time.perf_counter()
                 try:
@@ -214,15 +247,31 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                             run.check_failed += 1
                     elif r.status_code == 429:
                         run.check_refused += 1
+                    elif r.status_code >= 500 and restarting(run):
+                        run.cut_checks.append((link, step))
                     else:
                         run.check_failed += 1
                 except httpx.HTTPError:
-                    run.check_failed += 1
+                    if restarting(run):  # cut by the kill: run again on start, checked afterwards
+                        run.cut_checks.append((link, step))
+                        await reload_after_restart(client, run)
+                    else:
+                        run.check_failed += 1
                 if args.widgets:
                     await widgets(client, run)
                 next_check = time.monotonic() + args.check_every * rnd.uniform(0.8, 1.2)
             else:
                 await asyncio.sleep(min(next_save, next_check) - now)
+
+
+async def reload_after_restart(client: httpx.AsyncClient, run: Run) -> None:
+    """The page reconnects and reloads once the server answers again."""
+    while restarting(run):
+        try:
+            await load_page(client, run)
+            return
+        except (httpx.HTTPError, AttributeError):
+            await asyncio.sleep(0.5)
 
 
 def open_fds(pid: int) -> int:
@@ -232,8 +281,9 @@ def open_fds(pid: int) -> int:
         return 0
 
 
-async def sample_rss(pid: int, end: float, run: Run) -> None:
+async def sample_rss(holder: dict, end: float, run: Run) -> None:
     while time.monotonic() < end:
+        pid = holder["proc"].pid
         run.rss.append((rss_kb(pid), sum(rss_kb(x) for x in tree(pid))))
         run.fds.append(open_fds(pid))
         await asyncio.sleep(2.0)
@@ -261,6 +311,47 @@ async def lone_check(base: str, code: str) -> tuple[float, list[float]]:
             times.append(time.perf_counter() - t0)
             await save(client, headers, link, s, CORRECT[s], Run())
         return statistics.median(times[1:]), times[1:]
+
+
+async def cut_checks_with_results(base: str, run: Run) -> int:
+    """Of the checks the kill cut, how many steps have a result afterwards (the check was run
+    again on start, or a later one of the learner's)."""
+    done = 0
+    for link, step in run.cut_checks:
+        async with Client(base_url=base, timeout=60) as client:
+            asked = await client.get(link.replace(base, ""))
+            csrf = re.search(r'name="csrf" value="([^"]+)"', asked.text).group(1)
+            await client.post(link.replace(base, ""), data={"csrf": csrf})
+            for _ in range(120):  # the re-run may still be in the queue
+                body = (await client.get(f"/api/step/{step}")).json()
+                if body.get("last_report"):
+                    done += 1
+                    break
+                await asyncio.sleep(1.0)
+    return done
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def restart(holder: dict, cmd: list[str], at: float, run: Run) -> None:
+    """SIGKILL the server `at` seconds in and start it again on the same port and data folder."""
+    await asyncio.sleep(at)
+    old = holder["proc"]
+    run.away_until = time.monotonic() + 3600
+    t0 = time.monotonic()
+    for pid in reversed(tree(old.pid)):  # the server and its check workers, as a crash would
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    await asyncio.to_thread(old.wait)
+    new = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    await asyncio.to_thread(new.stdout.readline)  # "Hosting ... at": listening
+    holder["proc"] = new
+    run.away_s = time.monotonic() - t0
+    run.away_until = time.monotonic()
 
 
 async def verify(base: str, run: Run) -> int:
@@ -291,16 +382,20 @@ def main() -> int:
                     help="checks only (the page asks for its three widgets after each check)")
     ap.add_argument("--addresses", type=int, default=1,
                     help="source addresses the learners come from (1: all from 127.0.0.1, as behind one NAT)")
+    ap.add_argument("--restart-at", type=float, default=None, metavar="S",
+                    help="SIGKILL the server S seconds in and start it again (default: half-way; 0: never)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     args.learners = min(args.learners, MAX_LEARNERS)
     args.seconds = min(args.seconds, MAX_SECONDS)
     exe = Path(sys.executable).with_name("attn-practice")
     data = Path(tempfile.mkdtemp(prefix="attnp-load-"))
+    restart_at = args.seconds / 2 if args.restart_at is None else args.restart_at
     cmd = [str(exe if exe.exists() else shutil.which("attn-practice")), "host", str(data / "class"),
-           "--port", "0"] + (["--jobs", str(args.jobs)] if args.jobs else [])
+           "--port", str(free_port())] + (["--jobs", str(args.jobs)] if args.jobs else [])
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    holder = {"proc": server}
     try:
         lines = [server.stdout.readline().strip() for _ in range(3)]
         base = lines[0].split(" at ")[1].rstrip("/")
@@ -310,7 +405,8 @@ def main() -> int:
 
         async def everyone() -> None:
             end = time.monotonic() + args.seconds
-            await asyncio.gather(sample_rss(server.pid, end, run),
+            extra = [restart(holder, cmd, restart_at, run)] if 0 < restart_at < args.seconds else []
+            await asyncio.gather(sample_rss(holder, end, run), *extra,
                                  *(learner(i, base, code, end, args, run) for i in range(args.learners)))
 
         t0 = time.monotonic()
@@ -318,9 +414,12 @@ def main() -> int:
         wall = time.monotonic() - t0
         load_after = Path("/proc/loadavg").read_text().split()[:3]
         lost = asyncio.run(verify(base, run))
+        cut_done = asyncio.run(cut_checks_with_results(base, run))
+        server = holder["proc"]
         fd_limit = next((line.split()[3:5] for line in Path(f"/proc/{server.pid}/limits").read_text()
                          .splitlines() if line.startswith("Max open files")), None)
     finally:
+        server = holder["proc"]
         server.terminate()
         try:
             server.wait(timeout=60)
@@ -350,13 +449,16 @@ def main() -> int:
         "server_and_workers_rss_mb_max": round(max((b for _, b in run.rss), default=0) / 1024, 1),
         "server_rss_mb_median": round(statistics.median([a for a, _ in run.rss] or [0]) / 1024, 1),
         "requests_resent_after_disconnect": RETRIED["count"],
+        "restart_at_s": restart_at or None, "restart_away_s": round(run.away_s, 2),
+        "saves_resent_during_restart": run.save_resent, "checks_cut_by_restart": len(run.cut_checks),
+        "cut_checks_with_a_result_after": cut_done,
         "server_open_fds_max": max(run.fds, default=0), "server_fd_limit_soft_hard": fd_limit,
     }
     text = json.dumps(figures, indent=2)
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
-    ok = (lost == 0 and run.save_failed == 0 and run.join_failed == 0 and run.check_failed == 0 and figures["save_p95_ms"] < 200
+    ok = (lost == 0 and cut_done == len(run.cut_checks) and run.save_failed == 0 and run.join_failed == 0 and run.check_failed == 0 and figures["save_p95_ms"] < 200
           and figures["page_p95_ms"] < 300 and (figures["check_p95_over_lone"] or 99) <= 3)
     return 0 if ok else 1
 
