@@ -16,7 +16,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from tests.handins_lms_class2 import (
+from handins_lms_class2 import (
     CORE,
     build_file,
     grade,

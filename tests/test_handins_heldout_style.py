@@ -16,8 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from tests.handins_lms_class2 import EXPECTED, build, grade, unrunnable_reproduce_lines
+from handins_lms_class2 import EXPECTED, build, grade, unrunnable_reproduce_lines
 
 pytestmark = pytest.mark.slow
 
