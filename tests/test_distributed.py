@@ -100,7 +100,7 @@ def test_grade_payload_refuses_paths_outside(bad, fake_engine):
 
 def test_without_dask_a_plain_runtime_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(RuntimeError, match=r"pip install 'attn-practice\[dask\]'"):
+    with pytest.raises(RuntimeError, match=r"pip install '\.\[dask\]'"):
         next(dist.grade_on_dask([tmp_path], "local"))
 
 
