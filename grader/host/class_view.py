@@ -94,9 +94,8 @@ def _checks_by_version(store: Store, learner_id: str) -> dict[str, dict[str, Any
     """version id -> its latest check's result (status, passed, diagnoses, at)."""
     out: dict[str, dict[str, Any]] = {}
     for r in store.report_history(learner_id):
-        if r.learner_id == learner_id:
-            out[r.version_id] = {"status": r.status, "passed": r.passed,
-                                 "diagnoses": list(r.diagnoses), "at": r.created}
+        out[r.version_id] = {"status": r.status, "passed": r.passed,
+                             "diagnoses": list(r.diagnoses), "at": r.created}
     return out
 
 
