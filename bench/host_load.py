@@ -71,9 +71,12 @@ class Client(httpx.AsyncClient):
     async def send(self, request: httpx.Request, **kw):  # type: ignore[override]
         try:
             return await super().send(request, **kw)
-        except (httpx.RemoteProtocolError, httpx.ReadError):
+        except (httpx.RemoteProtocolError, httpx.ReadError) as cut:
             RETRIED["count"] += 1
-            return await super().send(request, **kw)
+            try:
+                return await super().send(request, **kw)
+            except httpx.ConnectError:
+                raise cut from None  # the server is gone (a restart): the first error is the news
 
 
 def p(values: list[float], q: float) -> float:
@@ -119,6 +122,7 @@ class Run:
         self.rss: list[tuple[int, int]] = []
         self.fds: list[int] = []
         self.save_resent = 0
+        self.checks_unsent = 0  # checks pressed while the server was down (never reached it)
         self.cut_checks: list[tuple[str, str]] = []  # (resume link, step) of checks cut by the kill
         self.away_until = 0.0  # monotonic: the server is being restarted until then (0: not)
         self.away_s = 0.0
@@ -251,9 +255,12 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                         run.cut_checks.append((link, step))
                     else:
                         run.check_failed += 1
-                except httpx.HTTPError:
-                    if restarting(run):  # cut by the kill: run again on start, checked afterwards
-                        run.cut_checks.append((link, step))
+                except httpx.HTTPError as exc:
+                    if restarting(run):
+                        if isinstance(exc, httpx.ConnectError):  # never reached the server: the
+                            run.checks_unsent += 1  # page says so and keeps the last report
+                        else:  # cut by the kill: run again on start, checked afterwards
+                            run.cut_checks.append((link, step))
                         await reload_after_restart(client, run)
                     else:
                         run.check_failed += 1
@@ -313,22 +320,38 @@ async def lone_check(base: str, code: str) -> tuple[float, list[float]]:
         return statistics.median(times[1:]), times[1:]
 
 
-async def cut_checks_with_results(base: str, run: Run) -> int:
+async def signed_in(base: str, link: str) -> Client:
+    """A client signed in through a learner's resume link ("Continue as ...?" is a POST)."""
+    client = Client(base_url=base, timeout=60)
+    asked = await client.get(link.replace(base, ""))
+    csrf = re.search(r'name="csrf" value="([^"]+)"', asked.text).group(1)
+    await client.post(link.replace(base, ""), data={"csrf": csrf})
+    return client
+
+
+async def cut_checks_with_results(base: str, run: Run, within: float = 240.0) -> int:
     """Of the checks the kill cut, how many steps have a result afterwards (the check was run
-    again on start, or a later one of the learner's)."""
-    done = 0
-    for link, step in run.cut_checks:
-        async with Client(base_url=base, timeout=60) as client:
-            asked = await client.get(link.replace(base, ""))
-            csrf = re.search(r'name="csrf" value="([^"]+)"', asked.text).group(1)
-            await client.post(link.replace(base, ""), data={"csrf": csrf})
-            for _ in range(120):  # the re-run may still be in the queue
-                body = (await client.get(f"/api/step/{step}")).json()
-                if body.get("last_report"):
-                    done += 1
-                    break
-                await asyncio.sleep(1.0)
-    return done
+    again on start, or a later one of the learner's). All are watched at once, for at most
+    `within` seconds in all: the re-runs may still be in the queue."""
+    deadline = time.monotonic() + within
+    gate = asyncio.Semaphore(20)
+
+    async def has_result(link: str, step: str) -> bool:
+        async with gate:
+            client = await signed_in(base, link)
+            try:
+                while True:
+                    body = (await client.get(f"/api/step/{step}")).json()
+                    if body.get("last_report"):
+                        return True
+                    if time.monotonic() > deadline:
+                        return False
+                    await asyncio.sleep(1.0)
+            finally:
+                await client.aclose()
+
+    found = await asyncio.gather(*(has_result(link, step) for link, step in set(run.cut_checks)))
+    return sum(found)
 
 
 def free_port() -> int:
@@ -340,6 +363,7 @@ def free_port() -> int:
 async def restart(holder: dict, cmd: list[str], at: float, run: Run) -> None:
     """SIGKILL the server `at` seconds in and start it again on the same port and data folder."""
     await asyncio.sleep(at)
+    say("SIGKILL to the server and its workers")
     old = holder["proc"]
     run.away_until = time.monotonic() + 3600
     t0 = time.monotonic()
@@ -352,23 +376,48 @@ async def restart(holder: dict, cmd: list[str], at: float, run: Run) -> None:
     holder["proc"] = new
     run.away_s = time.monotonic() - t0
     run.away_until = time.monotonic()
+    say(f"server back after {run.away_s:.1f} s")
 
 
 async def verify(base: str, run: Run) -> int:
-    """Acknowledged versions missing afterwards (read back through each learner's own link)."""
-    lost = 0
+    """Acknowledged versions missing afterwards (read back through each learner's own link,
+    twenty learners at a time)."""
     by_link: dict[str, list[tuple[str, str]]] = {}
     for link, vid, text in run.acked:
         by_link.setdefault(link, []).append((vid, text))
-    for link, versions in by_link.items():
-        async with Client(base_url=base, timeout=60) as client:
-            asked = await client.get(link.replace(base, ""))  # "Continue as ...?": a POST signs in
-            csrf = re.search(r'name="csrf" value="([^"]+)"', asked.text).group(1)
-            await client.post(link.replace(base, ""), data={"csrf": csrf})
-            for vid, text in versions:
-                r = await client.get(f"/api/version/{vid}")
-                lost += r.status_code != 200 or r.json()["content"] != text
-    return lost
+    gate = asyncio.Semaphore(20)
+
+    async def missing(link: str, versions: list[tuple[str, str]]) -> int:
+        async with gate:
+            client = await signed_in(base, link)
+            try:
+                lost = 0
+                for vid, text in versions:
+                    r = await client.get(f"/api/version/{vid}")
+                    lost += r.status_code != 200 or r.json()["content"] != text
+                return lost
+            finally:
+                await client.aclose()
+
+    return sum(await asyncio.gather(*(missing(link, v) for link, v in by_link.items())))
+
+
+def say(text: str) -> None:
+    """A progress line on stderr (the figures go to stdout at the end)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+async def progress(end: float, run: Run, every: float = 15.0) -> None:
+    """Where the run stands, every `every` seconds: a long run is never silent."""
+    seen = 0
+    while time.monotonic() < end:
+        await asyncio.sleep(min(every, max(0.0, end - time.monotonic())))
+        away = " (server away)" if run.away_until > time.monotonic() else ""
+        recent, seen = run.checks[seen:], len(run.checks)
+        say(f"saves {len(run.saves)} (failed {run.save_failed}), checks {len(run.checks)} "
+            f"(p95 of the last {len(recent)} {p(recent, 0.95):.2f} s, refused {run.check_refused}, "
+            f"failed {run.check_failed}), widgets {len(run.widgets)}, page loads "
+            f"{len(run.pages)}, cut by the restart {len(run.cut_checks)}{away}")
 
 
 def main() -> int:
@@ -400,20 +449,24 @@ def main() -> int:
         lines = [server.stdout.readline().strip() for _ in range(3)]
         base = lines[0].split(" at ")[1].rstrip("/")
         code = lines[2].rsplit("/", 1)[1]
+        say(f"server up at {base}; a lone check of each wrong step first")
         lone, lone_each = asyncio.run(lone_check(base, code))
+        say(f"lone check of a mistake {lone:.3f} s; {args.learners} learners for {args.seconds:g} s")
         run = Run()
 
         async def everyone() -> None:
             end = time.monotonic() + args.seconds
             extra = [restart(holder, cmd, restart_at, run)] if 0 < restart_at < args.seconds else []
-            await asyncio.gather(sample_rss(holder, end, run), *extra,
+            await asyncio.gather(sample_rss(holder, end, run), progress(end, run), *extra,
                                  *(learner(i, base, code, end, args, run) for i in range(args.learners)))
 
         t0 = time.monotonic()
         asyncio.run(everyone())
         wall = time.monotonic() - t0
         load_after = Path("/proc/loadavg").read_text().split()[:3]
+        say(f"run over in {wall:.0f} s; reading back {len(run.acked)} acknowledged saves")
         lost = asyncio.run(verify(base, run))
+        say(f"{lost} lost; waiting for the results of {len(set(run.cut_checks))} checks cut by the kill")
         cut_done = asyncio.run(cut_checks_with_results(base, run))
         server = holder["proc"]
         fd_limit = next((line.split()[3:5] for line in Path(f"/proc/{server.pid}/limits").read_text()
@@ -450,7 +503,8 @@ def main() -> int:
         "server_rss_mb_median": round(statistics.median([a for a, _ in run.rss] or [0]) / 1024, 1),
         "requests_resent_after_disconnect": RETRIED["count"],
         "restart_at_s": restart_at or None, "restart_away_s": round(run.away_s, 2),
-        "saves_resent_during_restart": run.save_resent, "checks_cut_by_restart": len(run.cut_checks),
+        "saves_resent_during_restart": run.save_resent, "checks_cut_by_restart": len(set(run.cut_checks)),
+        "checks_pressed_while_down": run.checks_unsent,
         "cut_checks_with_a_result_after": cut_done,
         "server_open_fds_max": max(run.fds, default=0), "server_fd_limit_soft_hard": fd_limit,
     }
@@ -458,7 +512,7 @@ def main() -> int:
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
-    ok = (lost == 0 and cut_done == len(run.cut_checks) and run.save_failed == 0 and run.join_failed == 0 and run.check_failed == 0 and figures["save_p95_ms"] < 200
+    ok = (lost == 0 and cut_done == len(set(run.cut_checks)) and run.save_failed == 0 and run.join_failed == 0 and run.check_failed == 0 and figures["save_p95_ms"] < 200
           and figures["page_p95_ms"] < 300 and (figures["check_p95_over_lone"] or 99) <= 3)
     return 0 if ok else 1
 

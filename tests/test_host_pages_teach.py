@@ -13,6 +13,7 @@ in the test's temp folder (`teach-1280x800.png`).
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -148,6 +149,23 @@ def test_the_grid_sorts_and_filters(lab):
         assert b.execute_script("return document.activeElement.id") == "grid-h"
 
 
+def press_enter(b, css: str, text: str) -> None:
+    """Enter on the first element `css` finds, which must read `text`. The grid is drawn
+    again on every live update: an element found just before one is gone, so find it anew."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.keys import Keys
+
+    for _ in range(20):
+        try:
+            found = b.find_element("css selector", css)
+            assert found.text == text
+            found.send_keys(Keys.ENTER)
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.2)
+    raise AssertionError(f"{css} was drawn again under every one of 20 tries")
+
+
 def test_the_drill_down_opens_in_view_and_closes_back(lab):
     h, folder = lab
     from selenium.webdriver.common.keys import Keys
@@ -155,9 +173,7 @@ def test_the_drill_down_opens_in_view_and_closes_back(lab):
     with browser(1280, 800) as b:
         open_teach(b, h)
         b.execute_script("window.scrollTo(0, document.body.scrollHeight)")  # opened from far down the page
-        ann = b.find_element("css selector", "#grid tbody th button[data-learner]")
-        assert ann.text == "Ann"
-        ann.send_keys(Keys.ENTER)
+        press_enter(b, "#grid tbody th button[data-learner]", "Ann")
         b.wait_for(lambda d: d.execute_script("return document.getElementById('drill').open"),
                    message="the drill-down did not open")
         box = b.execute_script(

@@ -333,7 +333,8 @@ def test_commands_work_from_a_subfolder(workspace):
     res = run(["status"], deep)
     assert_clean(res)
     assert res.exit_code == 0
-    assert f"Progress in {workspace.resolve()}" in joined(res.stdout)
+    # a path longer than the terminal is wrapped inside: compared without the white space
+    assert f"Progressin{workspace.resolve()}" in "".join(res.stdout.split())
     assert run(["hint", "step4"], deep).exit_code == 0
     assert state_of(workspace)["steps"]["step4"]["hints"] == 1
     (workspace / "step4_weighted_sum.py").write_text("# mine\n", encoding="utf-8")

@@ -13,14 +13,24 @@ the view answers a second one 429 at once, and runs this module on the
 widget threads, never the server's shared pool); a call that does not finish within
 `WIDGET_TIMEOUT`, or a runner that computes no widgets (the Dask runner),
 gets the reference's numbers with a label that says so and why.
+
+Answers are kept (`Answers`: keyed by the files' hash, the widget and its
+parameters as numbers): the page asks for its widgets again after every save
+and every check, and a learner's unchanged code gives the same numbers, so
+only new code reaches a worker. When it does, the page's other widgets at
+their first-screen settings are computed in the same job (`PAGE_WIDGETS`):
+the page asks for them next, and they then cost no worker at all (issue 40).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
+from attn_practice.grader.host.checks.widget_work import files_hash
 from attn_practice.grader.host.lesson import Lesson, NotFound
 from attn_practice.grader.host.store.base import Learner
 from attn_practice.grader.teaching import explore
@@ -31,6 +41,36 @@ MAX_FIELD = 4000
 #: seconds a hosted widget call may take (a slot in the workers, then the answer)
 WIDGET_TIMEOUT = 8.0
 CORE = ("step1", "step2", "step3", "step4", "step5")
+#: answers kept in the server (a few KB each): a lab of 200 times several file sets
+KEEP_ANSWERS = 4000
+
+
+class Answers:
+    """Widget answers by (files' hash, widget, parameters as numbers), least recently used out."""
+
+    def __init__(self, keep: int = KEEP_ANSWERS):
+        self.keep = keep
+        self._data: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        with self._lock:
+            out = self._data.get(key)
+            if out is not None:
+                self._data.move_to_end(key)
+                self.hits += 1
+            return out
+
+    def put(self, key: tuple[Any, ...], data: dict[str, Any]) -> None:
+        with self._lock:
+            self._data[key] = data
+            self._data.move_to_end(key)
+            while len(self._data) > self.keep:
+                self._data.popitem(last=False)
+
+
+ANSWERS = Answers()
 
 
 class WidgetInputError(ValueError):
@@ -68,6 +108,21 @@ def params_of(name: str, query: dict[str, str]) -> tuple[Any, ...]:
             raise WidgetInputError(f"d_k must lie between {MIN_DK} and {MAX_DK}, got {d_k}")
         return (d_k,)
     raise NotFound(f"no widget {name[:40]!r}")
+
+
+def same_numbers(name: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The parameters as the widget will use them: the example's fields as the numbers they
+    parse to (the page sends the defaults written out, the first screen none), so equal
+    questions share one answer."""
+    if name == "example":
+        ex = explore.build_example(*params)
+        return tuple(tuple(a.ravel().tolist()) + (a.shape,) for a in (ex.q, ex.keys, ex.values))
+    return tuple(params)
+
+
+#: the page's widgets as its first screen asks for them (after a save or a check)
+PAGE_WIDGETS: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("heatmap", ()), ("example", (None, None, None)), ("scale", (64,)))
 
 
 def by_reference(lesson: Lesson, name: str, params: tuple[Any, ...]) -> dict[str, Any]:
@@ -113,7 +168,7 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
             "this class's checks run on a Dask cluster, where the widgets are not computed"]))
     files = lesson.files(learner)
     try:
-        data = compute(name, params, files, WIDGET_TIMEOUT)
+        data = _computed(runner, compute, name, params, files)
     except (TimeoutError, concurrent.futures.TimeoutError):
         why = f"the widget took longer than {WIDGET_TIMEOUT:g} s on your code"
         return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
@@ -121,3 +176,27 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
         why = f"the checking workers could not compute it ({str(exc)[:120]})"
         return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
     return _labelled(data, widgets.label(data["stages"], stale_steps(lesson, learner)))
+
+
+def _computed(runner: Any, compute: Any, name: str, params: tuple[Any, ...],
+              files: dict[str, str]) -> dict[str, Any]:
+    """The widget's data on `files`: kept, else computed in a worker with the page's other
+    widgets that are not kept yet (one job, the sandboxes started once)."""
+    key = files_hash(files)
+    wanted = (key, name, same_numbers(name, params))
+    kept = ANSWERS.get(wanted)
+    if kept is not None:
+        return kept
+    many = getattr(runner, "widgets", None)
+    if many is None:
+        data = compute(name, params, files, WIDGET_TIMEOUT)
+        ANSWERS.put(wanted, data)
+        return data
+    asks = [(name, params)] + [(n, p) for n, p in PAGE_WIDGETS
+                               if (key, n, same_numbers(n, p)) != wanted
+                               and ANSWERS.get((key, n, same_numbers(n, p))) is None]
+    answers = many(asks, files, WIDGET_TIMEOUT)
+    for (n, p), data in zip(asks, answers, strict=True):
+        ANSWERS.put((key, n, same_numbers(n, p)), data)
+    return answers[0]
+

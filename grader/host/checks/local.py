@@ -14,6 +14,7 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from attn_practice import __version__
 from attn_practice.grader.engine.engine import RunOptions
@@ -110,6 +111,16 @@ class LocalCheckRunner:
         Blocks up to `timeout` (for a slot, then for the answer): raises TimeoutError when
         it did not come, RuntimeError when the pool is stopping or broke.
         """
+        return self._widget_job(widget_work.widget_files, (name, tuple(params), dict(files)),
+                                timeout)
+
+    def widgets(self, asks: list[tuple[str, tuple]], files: dict[str, str],
+                timeout: float) -> list[dict]:
+        """Several widgets on one file set, in one worker job (`widget_work.widgets_files`)."""
+        return self._widget_job(widget_work.widgets_files,
+                                ([(n, tuple(p)) for n, p in asks], dict(files)), timeout)
+
+    def _widget_job(self, fn: Any, args: tuple, timeout: float) -> Any:
         if not self._widget_slots.acquire(timeout=timeout):
             raise TimeoutError("the checking workers are busy")
         with self._lock:
@@ -118,7 +129,7 @@ class LocalCheckRunner:
             self._widget_slots.release()
             raise RuntimeError("the server is stopping")
         try:
-            future = pool.submit(widget_work.widget_files, name, tuple(params), dict(files))
+            future = pool.submit(fn, *args)
         except Exception:
             self._widget_slots.release()
             raise

@@ -122,3 +122,11 @@ def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> d
     while len(_answers) > KEEP_ANSWERS:
         _answers.popitem(last=False)
     return data
+
+
+def widgets_files(asks: list[tuple[str, tuple[Any, ...]]], files: dict[str, str]) -> list[dict[str, Any]]:
+    """Several widgets on one file set in one job: the page asks for its three after every save
+    and check, and the second and third then cost a call each into sandboxes already warm,
+    not a trip through the queue (and maybe to another worker, which would start five more)."""
+    return [widget_files(name, tuple(params), files) for name, params in asks]
+

@@ -1,0 +1,86 @@
+"""A hosted learner's widgets reach a worker only for new code (issue 40 item 2).
+
+The page asks for its three widgets after every save and every check. The first
+request on new files computes all three in one worker job (the learner's five
+sandboxes started once); the page's next two, and any repeat on unchanged code,
+are answered from what the server kept, also when the page writes the example's
+default fields out in full. Changed code, or a slider moved to a new value,
+computes again. A real check worker pool (one process) and real sandboxes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import solution_source
+
+from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.host import widgets_hosted
+from attn_practice.grader.host.checks import work
+from attn_practice.grader.host.checks.local import LocalCheckRunner
+from attn_practice.grader.teaching import explore
+
+
+class CountingRunner(LocalCheckRunner):
+    """The real local runner, counting the widget jobs it sends to its workers."""
+
+    def __init__(self) -> None:
+        super().__init__(work.host_options(), jobs=1)
+        self.jobs: list[list[tuple]] = []
+
+    def widgets(self, asks, files, timeout):  # type: ignore[override]
+        self.jobs.append([(n, tuple(p)) for n, p in asks])
+        return super().widgets(asks, files, timeout)
+
+
+def written_out(a) -> str:
+    """A matrix as the page's text fields hold it ('1,0;0,1')."""
+    rows = a.reshape(1, -1) if a.ndim == 1 else a
+    return ";".join(",".join(repr(float(x)) for x in row) for row in rows)
+
+
+@pytest.fixture
+def runner():
+    widgets_hosted.ANSWERS = widgets_hosted.Answers()
+    r = CountingRunner()
+    try:
+        yield r
+    finally:
+        r.close()
+        widgets_hosted.ANSWERS = widgets_hosted.Answers()
+
+
+def ask(runner: CountingRunner, name: str, params: tuple, files: dict[str, str]) -> dict:
+    return widgets_hosted._computed(runner, runner.widget, name, params, files)
+
+
+@pytest.mark.slow
+def test_the_pages_three_widgets_cost_one_worker_job_and_unchanged_code_none(runner):
+    files = {e.file: solution_source(e.id) for e in load_catalog()[:5]}
+    heat = ask(runner, "heatmap", (), files)
+    assert len(runner.jobs) == 1 and [n for n, _ in runner.jobs[0]] == ["heatmap", "example", "scale"]
+    assert heat["stages"], heat.keys()
+
+    # the page's next two, the example's defaults written out as its text fields hold them
+    d = explore.DEFAULT_EXAMPLE
+    fields = (written_out(d.q), written_out(d.keys), written_out(d.values))
+    example = ask(runner, "example", fields, files)
+    scale = ask(runner, "scale", (64,), files)
+    assert len(runner.jobs) == 1
+    assert example == ask(runner, "example", (None, None, None), files)
+    assert example["stages"] and scale["stages"]
+
+    # the same code asked again after a check: nothing computed
+    assert ask(runner, "heatmap", (), files) == heat
+    assert len(runner.jobs) == 1
+
+    # a slider moved: only that widget is computed
+    ask(runner, "scale", (16,), files)
+    assert runner.jobs[1] == [("scale", (16,))]
+
+    # a save: the new code is computed, all three again, and its numbers are its own
+    wrong = dict(files)
+    wrong["step3_softmax.py"] = solution_source("step3").replace("def softmax", "def _right") + (
+        "\n\ndef softmax(x):\n    import numpy as np\n    return np.asarray(x, dtype=float)\n")
+    changed = ask(runner, "heatmap", (), wrong)
+    assert len(runner.jobs) == 3 and len(runner.jobs[2]) == 3
+    assert changed != heat
