@@ -45,10 +45,7 @@ def test_kept_widget_sandboxes_are_frozen_between_calls():
         assert widget_work.sandbox_pids(fns) == pids
         assert second.keys() == first.keys()
     finally:
-        for fns in list(widget_work._functions.values()):
-            fns.close()
-        widget_work._functions.clear()
-        widget_work._answers.clear()
+        widget_work.close()
         if work._ENGINE is not None:
             work._ENGINE.close()
             work._ENGINE = None

@@ -84,3 +84,33 @@ def test_the_pages_three_widgets_cost_one_worker_job_and_unchanged_code_none(run
     changed = ask(runner, "heatmap", (), wrong)
     assert len(runner.jobs) == 3 and len(runner.jobs[2]) == 3
     assert changed != heat
+
+
+@pytest.mark.slow
+def test_a_check_after_a_widget_keeps_both_fork_servers_and_the_widget_sandboxes():
+    """The kept widget sandboxes live on a fork server of their own: a check between two widget
+    calls neither kills them nor makes the check engine start a new fork server (each new one
+    imports NumPy again: that was most of a loaded lab's CPU)."""
+    from attn_practice.grader.host.checks import widget_work
+
+    work.init_worker(work.host_options())
+    try:
+        files = {e.file: solution_source(e.id) for e in load_catalog()[:5]}
+        widget_work.widget_files("scale", (16,), files)
+        fns = widget_work._functions[widget_work.files_hash(files)]
+        kept = widget_work.sandbox_pids(fns)
+        assert len(kept) == 5
+        work.check_files("step2", files)
+        engine_zygote = work.engine().launcher.pid
+        assert engine_zygote is not None and engine_zygote != widget_work.launcher().pid
+        for step in ("step1", "step3"):
+            out = work.check_files(step, files)
+            assert out["report"]["steps"][0]["status"] == "passed", out["report"]
+            assert work.engine().launcher.pid == engine_zygote, "the check's fork server was rebuilt"
+        widget_work.widget_files("scale", (32,), files)
+        assert widget_work.sandbox_pids(fns) == kept, "the widget sandboxes were started again"
+    finally:
+        widget_work.close()
+        if work._ENGINE is not None:
+            work._ENGINE.close()
+            work._ENGINE = None

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,12 +241,13 @@ class Launcher:
             pass
         return out
 
-    def check(self) -> str:
+    def check(self, kept: Collection[int] = ()) -> str:
         """Why the zygote cannot be trusted for the next submission ("" when it is as it started).
 
-        Call between submissions (no sandbox open): a sandbox that lowered the
-        zygote's rlimits, changed its priority or CPUs, left a process or an fd
-        on it, or changed its temp root's mode would poison every later step.
+        Call between submissions (no sandbox open but the `kept` ones, still in
+        use): a sandbox that lowered the zygote's rlimits, changed its priority
+        or CPUs, left a process or an fd on it, or changed its temp root's mode
+        would poison every later step.
         """
         with self._lock:
             if self._proc is None or self._baseline is None:
@@ -259,7 +260,7 @@ class Launcher:
             changed = [k for k in now if now[k] != self._baseline.get(k)]
             if changed:
                 return f"the fork server's {', '.join(changed)} changed"
-            if self._children():
+            if set(self._children()) - set(kept):
                 return "processes were left on the fork server"
             return ""
 

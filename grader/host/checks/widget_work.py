@@ -2,7 +2,7 @@
 
 Runs in a check worker process (never the server): the learner's latest
 saved files are handed, as bytes, to sandboxes started by this worker's
-engine launcher (the same way `work.check_files` hands them to a check), and
+widget launcher (the same way `work.check_files` hands them to a check), and
 `teaching.web.widgets` computes the widget stage by stage with the learner's
 own functions, the reference beside any stage that departs, exactly as under
 `serve`. The server adds the label (`widgets.label`, pure data).
@@ -13,6 +13,10 @@ parameters): a slider dragged back and forth costs nothing the second time.
 Kept sandboxes are frozen between calls (`Launcher.pause`): a learner's code
 that leaves a thread or a child running after its answer gets no CPU until
 its next widget call (issue 35).
+The kept sandboxes live on a fork server of their own (`launcher()`), not
+the check engine's: the engine's is checked between checks and rebuilt when
+it holds any process, so widget sandboxes on it were killed by the next check
+(and a new fork server started, NumPy imported again) every time (issue 40).
 Calls into learner code are bounded by `WIDGET_LIMITS` (a short per-call
 time limit): an infinite loop costs one call's timeout, then that step's
 sandbox answers at once with the same failure.
@@ -43,6 +47,39 @@ class Widget(str, enum.Enum):
 
 
 _functions: OrderedDict[str, Any] = OrderedDict()
+_launcher: Any = None
+
+
+def launcher() -> Any:
+    """This worker's fork server for widget sandboxes, started on first use; rebuilt, with the
+    kept sandboxes dropped, when a sandbox left it changed (as `grade_with` does for checks)."""
+    global _launcher
+    from attn_practice.grader.sandbox.launcher import Launcher
+
+    if _launcher is None:
+        _launcher = Launcher()
+        _launcher.warm()
+    kept = [pid for fns in _functions.values() for pid in sandbox_pids(fns)]
+    if _launcher.check(kept=kept):
+        _drop_functions()
+        _launcher.refresh()
+    return _launcher
+
+
+def _drop_functions() -> None:
+    while _functions:
+        _, old = _functions.popitem(last=False)
+        old.close()  # its sandboxes; the launcher is only borrowed
+
+
+def close() -> None:
+    """Stop the kept sandboxes and the widgets' fork server (a worker that ends)."""
+    global _launcher
+    _drop_functions()
+    _answers.clear()
+    if _launcher is not None:
+        _launcher.close()
+        _launcher = None
 _answers: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
 
 
@@ -62,9 +99,9 @@ def _learner_functions(key: str, files: dict[str, str]) -> Any:
         return fns
     while len(_functions) >= KEEP_LEARNERS:
         _, old = _functions.popitem(last=False)
-        old.close()  # its sandboxes; the engine's launcher is only borrowed
+        old.close()  # its sandboxes; the launcher is only borrowed
     data = {name: text.encode("utf-8") for name, text in files.items()}
-    fns = LearnerFunctions(work.SUBMISSION, launcher=work.engine().launcher, files=data,
+    fns = LearnerFunctions(work.SUBMISSION, launcher=launcher(), files=data,
                            limits=WIDGET_LIMITS)
     fns.prepare([(resolve_step(s), key) for s in CORE])  # the five load side by side
     _functions[key] = fns
@@ -85,7 +122,8 @@ def _pause(fns: Any, on: bool) -> None:
     """Freeze a learner's warm sandboxes after an answer, thaw them before the next: a thread
     their code left running (or a child it started) gets no CPU between widget calls."""
     try:
-        work.engine().launcher.pause(sandbox_pids(fns), on)
+        if _launcher is not None:  # no health check here: `fns` is in use
+            _launcher.pause(sandbox_pids(fns), on)
     except Exception:  # noqa: BLE001 - a fork server gone: the call itself reports it
         pass
 

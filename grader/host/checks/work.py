@@ -173,6 +173,12 @@ def _die_with_parent(parent: int) -> None:
         return os.getppid() != parent
 
     def stop() -> None:
+        from attn_practice.grader.host.checks import widget_work
+
+        try:
+            widget_work.close()  # the widgets' sandboxes and fork server
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass
         if _ENGINE is not None:
             try:
                 _ENGINE.close()  # its sandboxes and zygote go too
