@@ -114,3 +114,4 @@ def test_a_check_after_a_widget_keeps_both_fork_servers_and_the_widget_sandboxes
         if work._ENGINE is not None:
             work._ENGINE.close()
             work._ENGINE = None
+
