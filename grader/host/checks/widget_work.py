@@ -168,3 +168,5 @@ def widgets_files(asks: list[tuple[str, tuple[Any, ...]]], files: dict[str, str]
     not a trip through the queue (and maybe to another worker, which would start five more)."""
     return [widget_files(name, tuple(params), files) for name, params in asks]
 
+
+work.AT_EXIT.append(close)

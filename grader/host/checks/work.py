@@ -10,6 +10,7 @@ specific to the host's web side; it needs only the engine.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ _CHECKS = 0
 #: Wall seconds one check may spend in the learner's code, sleeping included (issue 35): a
 #: check that does nothing still ends, as a timeout, and frees its worker for the next learner.
 CHECK_BUDGET = 12.0
+#: what else this worker holds that must end with it (called when its server is gone)
+AT_EXIT: list[Callable[[], None]] = []
 #: a stand-in submission path; the files come from memory and no path is ever shown
 SUBMISSION = Path("/attn-practice-hosted")
 
@@ -173,12 +176,11 @@ def _die_with_parent(parent: int) -> None:
         return os.getppid() != parent
 
     def stop() -> None:
-        from attn_practice.grader.host.checks import widget_work
-
-        try:
-            widget_work.close()  # the widgets' sandboxes and fork server
-        except Exception:  # noqa: BLE001 - exiting anyway
-            pass
+        for hook in AT_EXIT:  # e.g. the widgets' sandboxes and fork server (`widget_work`)
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - exiting anyway
+                pass
         if _ENGINE is not None:
             try:
                 _ENGINE.close()  # its sandboxes and zygote go too
