@@ -5,7 +5,6 @@ Speed itself is measured in bench/ (side_by_side.py, breakdown.py) as ratios, ne
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
@@ -263,20 +262,21 @@ def test_a_peer_that_never_reads_cannot_hold_a_send_past_its_deadline(size: int)
 
 
 # -- the whole path, where users meet it ------------------------------------------------------------
-def _sandbox_leftovers() -> set[str]:
-    """Sandbox folders (`attnp-*`, in /dev/shm or the temp dir) and fork-server processes alive now."""
-    import tempfile
+def _run_watched(cmd: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run `cmd`; what it left behind (processes it started, its fork servers' sandbox folders),
+    watched from its own process tree: other tests may be running sandboxes beside it."""
+    from live_processes import Descendants
 
-    found = set()
-    for base in ("/dev/shm", tempfile.gettempdir()):
-        with contextlib.suppress(OSError):
-            found |= {f"{base}/{name}" for name in os.listdir(base) if name.startswith("attnp-")}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError):
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"zygote" in cmdline.split(b"\0") or b"spawn_main" in cmdline:  # a fork server, a pool worker
-                found.add(f"pid {pid}")
-    return found
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watch = Descendants(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        watch.stop()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), watch.left()
 
 
 def test_workers_started_for_a_class_that_turns_out_to_be_one_submission_are_ended(tmp_path: Path) -> None:
@@ -286,13 +286,12 @@ def test_workers_started_for_a_class_that_turns_out_to_be_one_submission_are_end
     sub = make_submission(tmp_path / "a")
     (tmp_path / "notes.txt").write_text("not a submission\n")
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), XDG_DATA_HOME=str(tmp_path / "data"))
-    before = _sandbox_leftovers()
-    res = subprocess.run([*_console_script(), "grade", str(sub), str(tmp_path / "notes.txt"), "--format", "json",
-                          "--jobs", "2"], env=env, capture_output=True, text=True, timeout=600)
+    res, left = _run_watched([*_console_script(), "grade", str(sub), str(tmp_path / "notes.txt"),
+                              "--format", "json", "--jobs", "2"], env)
     assert res.returncode == 1, res.stderr  # notes.txt is a row too (issue 36): all missing
     reports = json.loads(res.stdout)
     assert reports[0]["passed"] is True and "found: notes.txt (text, not Python)" in json.dumps(reports[1])
-    assert _sandbox_leftovers() - before == set()
+    assert left == set()
 
 
 @pytest.mark.slow
@@ -305,13 +304,11 @@ def test_workers_started_for_arguments_that_hold_no_submission_are_ended(tmp_pat
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text("not a submission\n")
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), XDG_DATA_HOME=str(tmp_path / "data"))
-    before = _sandbox_leftovers()
-    res = subprocess.run([*_console_script(), "grade", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"),
-                          "--format", "json", "--jobs", "2", *where], env=env, capture_output=True, text=True,
-                         timeout=600)
+    res, left = _run_watched([*_console_script(), "grade", str(tmp_path / "a.txt"),
+                              str(tmp_path / "b.txt"), "--format", "json", "--jobs", "2", *where], env)
     assert res.returncode == 1 and "a.txt" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
-    assert _sandbox_leftovers() - before == set()
+    assert left == set()
 
 
 @pytest.mark.slow
@@ -323,15 +320,14 @@ def test_a_class_on_two_workers_gets_the_same_verdicts_twice(tmp_path: Path) -> 
         subs.append(str(make_submission(tmp_path / f"s{i}", wrong)))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), ATTN_PRACTICE_CACHE=str(tmp_path / "xdg" / "r"))
     outs = []
-    before = _sandbox_leftovers()
     for run in ("a", "b"):
         out = tmp_path / f"{run}.json"
-        subprocess.run([*_console_script(), "grade", *subs, "--format", "json", "--no-cache", "--jobs", "2",
-                        "--out", str(out)], env=env, check=False, capture_output=True, timeout=600)
+        _, left = _run_watched([*_console_script(), "grade", *subs, "--format", "json", "--no-cache",
+                                "--jobs", "2", "--out", str(out)], env)
         outs.append(json.loads(out.read_text()))
-    # The pool's workers skip the interpreter's teardown (`pool._leave_quickly`), never their own:
-    # no fork server and no sandbox folder of theirs outlives the command.
-    assert _sandbox_leftovers() - before == set()
+        # The pool's workers skip the interpreter's teardown (`pool._leave_quickly`), never their
+        # own: no fork server and no sandbox folder of theirs outlives the command.
+        assert left == set()
     assert without_timings(outs[0]) == without_timings(outs[1])
     by_sub = {Path(r["submission"]).name: {s["id"]: s["status"] for s in r["steps"]} for r in outs[0]}
     for i in range(6):

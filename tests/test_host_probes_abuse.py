@@ -48,8 +48,10 @@ def test_hint_and_write_floods_are_slowed_and_a_classmate_is_not(host):
     flooder, classmate = Learner(host, "Flood"), Learner(host, "Mate")
     codes = [flooder.post("/api/step/step1/hint").status_code for _ in range(60)]
     assert 429 in codes and set(codes) <= {200, 429}, codes
-    refused = flooder.post("/api/step/step1/hint")
-    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+    # the next refusal (on a busy machine a token may have come back meanwhile: one goes through)
+    refused = next(r for r in (flooder.post("/api/step/step1/hint") for _ in range(60))
+                   if r.status_code == 429)
+    assert int(refused.headers["Retry-After"]) >= 1
     assert "wait" in refused.json()["error"]
     assert classmate.save("step1", "x = 1\n").status_code == 200
     assert classmate.post("/api/step/step1/hint").status_code == 200
