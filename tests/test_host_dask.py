@@ -74,6 +74,16 @@ def test_dask_check_gives_the_local_pools_report(runner, step, source):
         assert remote["report"]["steps"][0]["status"] == "passed"
 
 
+def test_warm_builds_every_workers_engine(runner):
+    deadline = time.monotonic() + 240  # run before the tests that kill workers
+    while len(runner.client.scheduler_info(n_workers=-1)["workers"]) < 2:
+        assert time.monotonic() < deadline, "the cluster's two workers did not start"
+        time.sleep(0.1)
+    runner.warm()
+    time.sleep(READY_TTL)  # past a cached answer from while they were away
+    assert runner.ready()
+
+
 def test_worker_killed_mid_check_is_retried_on_another_and_not_charged(runner):
     """Kill -9 the worker running a check: the check still passes, run by the other worker."""
     client = runner.client
@@ -131,16 +141,6 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
     from attn_practice.grader.host.checks.dask import ALLOWED_FAILURES, ATTEMPTS
 
     assert len(killed) == ATTEMPTS * (1 + ALLOWED_FAILURES)
-
-
-def test_warm_builds_every_workers_engine(runner):
-    deadline = time.monotonic() + 240  # workers killed by an earlier test come back by themselves
-    while len(runner.client.scheduler_info(n_workers=-1)["workers"]) < 2:
-        assert time.monotonic() < deadline, "the killed workers never came back"
-        time.sleep(0.1)
-    runner.warm()
-    time.sleep(READY_TTL)  # past a cached answer from while they were away
-    assert runner.ready()
 
 
 def test_an_unreachable_scheduler_is_said_plainly_at_start():
