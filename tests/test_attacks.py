@@ -427,8 +427,13 @@ def test_cli_run_inside_a_submission_with_shadow_modules() -> None:
 
 
 # ---------------------------------------------------------------- as an ordinary user
-#: Every attack runs as uid 65534 too (as root; unprivileged, the whole suite already does).
+#: Every attack runs as an ordinary user too (as root; unprivileged, the whole suite already does).
 UNPRIVILEGED = tuple(ATTACKS)
+
+#: The uid each test that runs as an ordinary user becomes: one of its own, with no account, since
+#: test files run side by side (the PostgreSQL tests' cluster runs as 65534) and "nothing of that
+#: user is left" can only be checked for a user nobody else is running as at the same time.
+RUN_AS = {"attacks": 65501, "layouts": 65502, "cli": 65503, "dask": 65504, "poison": 65505}
 
 _RUNNER = textwrap.dedent('''
     import json, os, sys
@@ -458,8 +463,8 @@ _RUNNER = textwrap.dedent('''
 ''')
 
 
-def _unprivileged_command(stage: Path) -> list[str] | None:
-    """Run Python as uid 65534, exposing the interpreter if it lives under a private home."""
+def _unprivileged_command(stage: Path, uid: int) -> list[str] | None:
+    """Run Python as `uid`, exposing the interpreter if it lives under a private home."""
     setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
     if os.geteuid() != 0 or not setpriv:
         return None
@@ -473,7 +478,7 @@ def _unprivileged_command(stage: Path) -> list[str] | None:
             if not os.stat(anc).st_mode & 0o001:
                 blocked.setdefault(anc, []).append(path)
                 break
-    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+    drop = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
     if not blocked:
         return drop
     if not unshare:
@@ -496,7 +501,8 @@ def test_attacks_as_unprivileged_user() -> None:
         pytest.skip("the whole suite already runs unprivileged")
     home = Path(tempfile.mkdtemp(prefix="attnp-unpriv-home-"))
     try:
-        cmd = _unprivileged_command(home / ".stage")
+        uid = RUN_AS["attacks"]
+        cmd = _unprivileged_command(home / ".stage", uid)
         if cmd is None:
             pytest.skip("cannot run Python as an unprivileged user here (setpriv/unshare missing)")
         os.chmod(home, 0o777)
@@ -509,13 +515,13 @@ def test_attacks_as_unprivileged_user() -> None:
                                cwd=str(home), capture_output=True, text=True, timeout=120,
                                stdin=subprocess.DEVNULL)
         if probe.returncode != 0:
-            pytest.skip(f"Python or the package is not usable as uid 65534: {probe.stderr[-300:]}")
+            pytest.skip(f"Python or the package is not usable as uid {uid}: {probe.stderr[-300:]}")
         names = [n for n in UNPRIVILEGED if n in ATTACKS]
         for name in names:
             for marker in _spec(name).get("marker_files", []):
                 Path(marker).unlink(missing_ok=True)
-        before = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
-        traces_before = _traces_of(65534)
+        before = {p for p, (owner, _, _) in _processes().items() if owner == uid}
+        traces_before = _traces_of(uid)
         proc = subprocess.run([*cmd, sys.executable, "-c", _RUNNER, *names], env=env, cwd=str(home),
                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     finally:
@@ -523,7 +529,7 @@ def test_attacks_as_unprivileged_user() -> None:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT=")]
     assert lines, f"rc={proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     out = json.loads(lines[-1].removeprefix("RESULT="))
-    assert out["uid"] == 65534
+    assert out["uid"] == uid
     jail = out["jail"]
     assert not jail["uid_drop"]
     for name in names:
@@ -533,13 +539,13 @@ def test_attacks_as_unprivileged_user() -> None:
         problems = check_grade(name, out["grades"][name], spec)
         assert not problems, f"{name} (unprivileged):\n" + "\n".join(problems)
         assert out["leftovers"][name] == [], name
-        assert out["markers"][name] == [], f"{name}: learner code got out as uid 65534"
-    after = {p for p, (uid, _, _) in _processes().items() if uid == 65534}
+        assert out["markers"][name] == [], f"{name}: learner code got out as uid {uid}"
+    after = {p for p, (owner, _, _) in _processes().items() if owner == uid}
     assert after - before == set(), "processes of the unprivileged user remain"
     deadline = time.monotonic() + 60  # a ceiling on a loaded machine, not a timing target
-    while _traces_of(65534) - traces_before and time.monotonic() < deadline:
+    while _traces_of(uid) - traces_before and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _traces_of(65534) - traces_before == set(), "IPC objects, keys or temp files of the run remain"
+    assert _traces_of(uid) - traces_before == set(), "IPC objects, keys or temp files of the run remain"
 
 
 _PROBE = ("import attn_practice.grader.engine.engine\n"

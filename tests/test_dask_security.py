@@ -1,7 +1,7 @@
 """Dask with authentication (issue 18 item 5): `--dask local` lets no other local user in.
 
 The LocalCluster that `grade --dask local` starts runs on mutual TLS with
-throwaway credentials; another local user (uid 65534, run through setpriv as
+throwaway credentials; another local user (a uid of its own, run through setpriv as
 the attack corpus does) who tries to reach the scheduler — in plain TCP, in
 TLS without a certificate, or with a certificate of their own — is refused
 and runs nothing, and cannot read the credentials. `--dask ADDRESS` takes a
@@ -54,7 +54,7 @@ def test_each_run_has_its_own_ca(tmp_path):
     assert b"PRIVATE KEY" in (a / "key.pem").read_bytes() and not list(a.glob("*ca*key*"))
 
 
-#: Runs as uid 65534 while the grader's LocalCluster is up: every way in must fail.
+#: Runs as another uid while the grader's LocalCluster is up: every way in must fail.
 _INTRUDER = textwrap.dedent(r'''
     import json, os, socket, sys
     address, key, marker = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -106,11 +106,11 @@ _INTRUDER = textwrap.dedent(r'''
 def test_another_local_user_is_refused_by_the_local_cluster(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root to run a second user")
-    from test_attacks import _unprivileged_command
+    from test_attacks import RUN_AS, _unprivileged_command
 
     stage = tmp_path / "home"
     stage.mkdir()
-    cmd = _unprivileged_command(stage / ".stage")
+    cmd = _unprivileged_command(stage / ".stage", RUN_AS["dask"])
     if cmd is None:
         pytest.skip("cannot run Python as another user here (setpriv/unshare missing)")
     os.chmod(stage, 0o777)
@@ -129,10 +129,10 @@ def test_another_local_user_is_refused_by_the_local_cluster(tmp_path):
                               stdin=subprocess.DEVNULL)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT=")), None)
     if line is None and "No module named" in proc.stderr:
-        pytest.skip(f"Python or Dask is not usable as uid 65534: {proc.stderr[-300:]}")
+        pytest.skip(f"Python or Dask is not usable as another user: {proc.stderr[-300:]}")
     assert line is not None, proc.stderr[-3000:]
     out = json.loads(line.removeprefix("RESULT="))
-    assert out["uid"] == 65534
+    assert out["uid"] == RUN_AS["dask"]
     assert out["read_key"] == "PermissionError"
     for name in ("tcp", "tls-no-cert", "tls-own-cert"):
         assert str(out[name]).startswith("refused"), out

@@ -20,6 +20,7 @@ from live_processes import alive
 from starlette.testclient import TestClient
 
 from attn_practice.grader.catalog import load_catalog
+from attn_practice.grader.host import widgets_hosted
 from attn_practice.grader.host.app import build_app
 from attn_practice.grader.host.auth import ClassKeys, ensure_class_settings
 from attn_practice.grader.host.checks.local import LocalCheckRunner
@@ -47,7 +48,21 @@ class Hosted:
 
 
 @contextmanager
-def hosted_class(data_dir: Path, *, jobs: int = 1, limits: Limits | None = None) -> Iterator[Hosted]:
+def hosted_class(data_dir: Path, *, jobs: int = 1, limits: Limits | None = None,
+                 widget_timeout: float = 120.0) -> Iterator[Hosted]:
+    """The class in process. A widget may wait `widget_timeout` s for the workers (8 s in the
+    product): beside other test files, the first widget after a learner's saves waits for
+    their checks and a fresh worker's sandboxes, and the fallback is not what most tests test."""
+    kept_timeout, widgets_hosted.WIDGET_TIMEOUT = widgets_hosted.WIDGET_TIMEOUT, widget_timeout
+    try:
+        with _hosted_class(data_dir, jobs=jobs, limits=limits) as hosted:
+            yield hosted
+    finally:
+        widgets_hosted.WIDGET_TIMEOUT = kept_timeout
+
+
+@contextmanager
+def _hosted_class(data_dir: Path, *, jobs: int, limits: Limits | None) -> Iterator[Hosted]:
     store = open_store(None, data_dir)
     ensure_class_settings(store)
     runner = LocalCheckRunner(host_options(), jobs=jobs)

@@ -8,6 +8,8 @@ stages that names whose functions made the numbers and why.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from test_host_support import hosted_class, implementation
@@ -124,3 +126,25 @@ def test_a_looping_widget_call_in_flight_does_not_stop_another_learners_check(ho
     t.join()
     assert r.status_code == 200 and r.json()["passed"], r.text
     assert got["heat"]["reference"] == [3] and "timed out" in got["heat"]["label"]
+
+
+def test_a_widget_kept_waiting_by_the_class_s_checks_blames_the_busy_workers_not_the_code(hosted):
+    """Every worker busy for the whole wait: the reference's numbers, and a label that says the
+    workers were busy (the learner's code never ran, so it must not be said to be slow)."""
+    from attn_practice.grader.host import widgets_hosted
+
+    b = learner_with_step3(hosted, "Busy", "# waiting\n" + implementation("step3", "correct_max_shift"))
+    pool = hosted.ctx.runner._pool
+    sleepers = [pool.submit(time.sleep, 3) for _ in range(3)]  # the one worker, its call queue, one more
+    kept, widgets_hosted.WIDGET_TIMEOUT = widgets_hosted.WIDGET_TIMEOUT, 1.0
+    try:
+        heat = b.client.get("/api/widget/heatmap").json()
+    finally:
+        widgets_hosted.WIDGET_TIMEOUT = kept
+        for s in sleepers:
+            s.result(timeout=120)
+    assert heat["source"] == "reference"
+    assert "busy with the class's checks" in heat["label"] and "took longer" not in heat["label"]
+    s = explore.load_sentence()
+    assert heat["sentence"] == s.text and np.allclose(heat["weights"], reference.softmax(
+        reference.scale_scores(reference.dot_scores(s.queries, s.keys), s.queries.shape[-1])), atol=1e-3)

@@ -213,7 +213,7 @@ LAYOUTS = ["venv-site-packages", "editable-venv-inside", "editable-venv-beside",
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", LAYOUTS)
 def test_package_hidden_in_every_layout(kind: str) -> None:
-    """Installed that way (as uid 65534 when we are root), the sandbox can neither read nor import it."""
+    """Installed that way (as an ordinary user when we are root), the sandbox can neither read nor import it."""
     top = Path(tempfile.mkdtemp(prefix=f"attnp-layout-{kind}-"))
     try:
         os.chmod(top, 0o755)
@@ -231,7 +231,7 @@ def test_package_hidden_in_every_layout(kind: str) -> None:
         (probe / "step1_scores.py").write_text(_PROBE_STEP.format(paths=candidates))
         prefix: list[str] = []
         if os.geteuid() == 0:
-            cmd = T._unprivileged_command(top / ".stage")
+            cmd = T._unprivileged_command(top / ".stage", T.RUN_AS["layouts"])
             if cmd is None:
                 pytest.skip("cannot run Python as an unprivileged user here")
             prefix = cmd
@@ -374,7 +374,7 @@ def test_cgroup_caps_the_sandbox_as_a_whole(launcher: Launcher) -> None:
     assert left == [], "the sandbox's cgroup was not removed"
 
 
-# ---------------------------------------------------------------- `attn-practice grade` as uid 65534
+# ---------------------------------------------------------------- `attn-practice grade` as an ordinary user
 CLI_ATTACKS = ("attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_signal_owner",
                "attack_kernel_levers", "attack_import_grader", "attack_escape", "attack_signals",
                "attack_daemon", "attack_fork_storm", "attack_fake_files", "attack_exit_call")
@@ -382,10 +382,11 @@ CLI_ATTACKS = ("attack_keyring", "attack_sysv_ipc", "attack_same_user", "attack_
 
 @pytest.mark.slow
 def test_cli_grade_as_an_unprivileged_user() -> None:
-    """A venv that uid 65534 can read, its `attn-practice grade --jobs 2`, the hostile folders:
+    """A venv that an ordinary user can read, its `attn-practice grade --jobs 2`, the hostile folders:
     the expected grades, and nothing of that user left behind (processes, IPC, keys, temp folders)."""
     if os.geteuid() != 0:
-        pytest.skip("needs root to become uid 65534 (run unprivileged, the whole suite already is)")
+        pytest.skip("needs root to become another user (run unprivileged, the whole suite already is)")
+    uid = T.RUN_AS["cli"]
     top = Path(tempfile.mkdtemp(prefix="attnp-cli-unpriv-"))
     try:
         os.chmod(top, 0o755)
@@ -394,8 +395,8 @@ def test_cli_grade_as_an_unprivileged_user() -> None:
         assert script.is_file(), "pip did not install the console script"
         home = top / "home"
         home.mkdir()
-        os.chown(home, 65534, 65534)
-        cmd = T._unprivileged_command(top / ".stage")
+        os.chown(home, uid, uid)
+        cmd = T._unprivileged_command(top / ".stage", uid)
         if cmd is None:
             pytest.skip("cannot run Python as an unprivileged user here")
         env = {"PATH": f"{top / 'venv' / 'bin'}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
@@ -406,8 +407,8 @@ def test_cli_grade_as_an_unprivileged_user() -> None:
                               env=env, cwd=str(home), capture_output=True, text=True, timeout=120)
         jail = json.loads(info.stdout.splitlines()[-1])
         names = [n for n in CLI_ATTACKS if n in T.ATTACKS and T._requirement_met(T._spec(n).get("requires"), jail)]
-        before = {p for p, (uid, _, _) in T._processes().items() if uid == 65534}
-        traces_before = T._traces_of(65534)
+        before = {p for p, (owner, _, _) in T._processes().items() if owner == uid}
+        traces_before = T._traces_of(uid)
         proc = subprocess.run([*cmd, str(script), "grade", *[str(SUBMISSIONS / n) for n in names],
                                "--format", "json", "--jobs", "2"], env=env, cwd=str(home),
                               capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
@@ -418,15 +419,15 @@ def test_cli_grade_as_an_unprivileged_user() -> None:
     assert [r["submission"] for r in reports] == [str(SUBMISSIONS / n) for n in names]
     for name, report in zip(names, reports, strict=True):
         problems = T.check_grade(name, report, T._spec(name))
-        assert not problems, f"{name} (uid 65534, CLI):\n" + "\n".join(problems)
+        assert not problems, f"{name} (uid {uid}, CLI):\n" + "\n".join(problems)
     deadline = time.monotonic() + 60  # a ceiling on a loaded machine, not a timing target
     while time.monotonic() < deadline:
-        after = {p for p, (uid, _, _) in T._processes().items() if uid == 65534} - before
-        traces = T._traces_of(65534) - traces_before
+        after = {p for p, (owner, _, _) in T._processes().items() if owner == uid} - before
+        traces = T._traces_of(uid) - traces_before
         if not after and not traces:
             break
         time.sleep(0.1)
-    assert after == set(), "processes of uid 65534 remain"
+    assert after == set(), f"processes of uid {uid} remain"
     assert traces == set(), f"left behind: {sorted(traces)}"
 
 

@@ -125,7 +125,7 @@ def test_hostile_then_honest_through_one_worker_as_an_ordinary_user():
 
     home = Path(tempfile.mkdtemp(prefix="attnp-poison-home-"))
     try:
-        cmd = test_attacks._unprivileged_command(home / ".stage")
+        cmd = test_attacks._unprivileged_command(home / ".stage", test_attacks.RUN_AS["poison"])
         if cmd is None:
             pytest.skip("cannot run Python as an unprivileged user here (setpriv/unshare missing)")
         os.chmod(home, 0o777)

@@ -30,6 +30,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from attn_practice.grader.host.checks.base import WorkersBusy
 from attn_practice.grader.host.checks.widget_work import files_hash
 from attn_practice.grader.host.lesson import Lesson, NotFound
 from attn_practice.grader.host.store.base import Learner
@@ -169,6 +170,10 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
     files = lesson.files(learner)
     try:
         data = _computed(runner, compute, name, params, files)
+    except WorkersBusy:
+        why = (f"the checking workers were busy with the class's checks for {WIDGET_TIMEOUT:g} s;"
+               " yours are computed again after your next save or check")
+        return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))
     except (TimeoutError, concurrent.futures.TimeoutError):
         why = f"the widget took longer than {WIDGET_TIMEOUT:g} s on your code"
         return _labelled(by_reference(lesson, name, params), widgets.label(True, [why]))

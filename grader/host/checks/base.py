@@ -19,6 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+
+class WorkersBusy(TimeoutError):
+    """A widget call never reached a worker in time: the class's checks held them all.
+
+    Said apart from a call that started and ran too long, so the page does not blame
+    the learner's code for the class being busy.
+    """
+
+
 #: What run() returns: {"report": GradeReport.to_dict(), "worked_html": str, "seconds": float}
 CheckResult = dict[str, Any]
 

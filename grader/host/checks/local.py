@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from attn_practice import __version__
 from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.host.checks import widget_work, work
-from attn_practice.grader.host.checks.base import CheckRequest, CheckResult
+from attn_practice.grader.host.checks.base import CheckRequest, CheckResult, WorkersBusy
 from attn_practice.grader.staff.spawn import worker_context
 
 ATTEMPTS = 2
@@ -122,7 +123,7 @@ class LocalCheckRunner:
 
     def _widget_job(self, fn: Any, args: tuple, timeout: float) -> Any:
         if not self._widget_slots.acquire(timeout=timeout):
-            raise TimeoutError("the checking workers are busy")
+            raise WorkersBusy("the checking workers are busy")
         with self._lock:
             pool = None if self._closed else self._pool
         if pool is None:
@@ -136,6 +137,10 @@ class LocalCheckRunner:
         future.add_done_callback(lambda _: self._widget_slots.release())  # held until it ends
         try:
             return future.result(timeout=timeout)
+        except FutureTimeout:
+            if future.cancel():  # still waiting behind checks: it never ran
+                raise WorkersBusy("the checking workers are busy") from None
+            raise
         except BrokenProcessPool:
             with self._lock:
                 if self._pool is pool and not self._closed:
