@@ -99,7 +99,7 @@ def test_a_check_after_a_widget_keeps_both_fork_servers_and_the_widget_sandboxes
         widget_work.widget_files("scale", (16,), files)
         fns = widget_work._functions[widget_work.files_hash(files)]
         kept = widget_work.sandbox_pids(fns)
-        assert len(kept) == 5
+        assert len(kept) == 1  # the five steps load into one sandbox
         work.check_files("step2", files)
         engine_zygote = work.engine().launcher.pid
         assert engine_zygote is not None and engine_zygote != widget_work.launcher().pid
@@ -115,3 +115,29 @@ def test_a_check_after_a_widget_keeps_both_fork_servers_and_the_widget_sandboxes
             work._ENGINE.close()
             work._ENGINE = None
 
+
+
+@pytest.mark.slow
+def test_the_five_steps_share_one_widget_sandbox_and_a_step_that_kills_it_costs_only_itself():
+    """New code costs one sandbox, not five. Step 2 ending its process when called takes that
+    sandbox down: step 2's stage says why and the reference stands in on the learner's own
+    input, and steps 3-5 are still computed by the learner's code, in sandboxes of their own."""
+    from attn_practice.grader.host.checks import widget_work
+
+    try:
+        files = {e.file: solution_source(e.id, imports=False) for e in load_catalog()[:5]}
+        widget_work.widget_files("heatmap", (), files)
+        fns = widget_work._functions[widget_work.files_hash(files)]
+        assert len(widget_work.sandbox_pids(fns)) == 1
+
+        dying = dict(files)
+        dying["step2_scale.py"] = "import os\n\n\ndef scale_scores(scores, d_k):\n    os._exit(3)\n"
+        heat = widget_work.widget_files("heatmap", (), dying)
+        stages = {s["stage"]: s for s in heat["stages"]}
+        assert stages["scores"]["source"] == "yours" and not stages["scores"]["differs"]
+        assert stages["scaled"]["source"] == "reference" and stages["scaled"]["why"]
+        assert stages["weights"]["source"] == "yours" and not stages["weights"]["differs"]
+        label = widgets_hosted.widgets.label(heat["stages"])
+        assert "your steps 1, 3" in label["label"], label
+    finally:
+        widget_work.close()

@@ -25,6 +25,7 @@ from attn_practice.grader.catalog import Exercise, resolve_step
 from attn_practice.grader.results import GradeReport, Status
 from attn_practice.grader.sandbox.launcher import Launcher, Limits
 from attn_practice.grader.sandbox.learner import Learner, LearnerError, LoadError
+from attn_practice.grader.sandbox.shared import SharedSandbox
 from attn_practice.grader.teaching.outcome import Row
 from attn_practice.reference import attention as reference
 
@@ -52,6 +53,7 @@ def worked_example_rows(
     limits: Limits | None = None,
     shims: dict[str, str] | None = None,
     timed_out: frozenset[str] = frozenset(),
+    shared: bool = True,
 ) -> list[Row]:
     """Run the worked example through the learner's `steps` (ids among step1-5) in the sandbox.
 
@@ -60,11 +62,37 @@ def worked_example_rows(
     `files` grades in-memory sources instead of `workspace_root` (notebooks).
     `timed_out`: steps the check already stopped for time; not run again (one
     timeout per step, so a check with an endless loop stops in one call's limit).
+
+    `shared`: the steps load into one sandbox (`sandbox.shared`), not one each in
+    turn (a failed check of step 5 started five). What one step's code does to
+    that interpreter could reach another's numbers, so the stage marked as the
+    first to depart is computed again in a sandbox of its own, and when it does
+    not come out the same there, every stage is (the panel then is as before).
     """
-    wanted = {resolve_step(s).id for s in steps}
-    exp = _expected()
+    wanted = tuple(s for s in STEPS if s in {resolve_step(x).id for x in steps})
     limits = limits or Limits()
+    box = (SharedSandbox(launcher, Path(workspace_root), limits=limits, files=files)
+           if shared and not shims and len(wanted) > 1 else None)
+    try:
+        rows, inputs = _rows(launcher, workspace_root, wanted, files=files, limits=limits, shims=shims,
+                             timed_out=timed_out, shared=box)
+    finally:
+        if box is not None:
+            box.close()
+    if box is not None and not _confirmed(rows, inputs, launcher, workspace_root, files, limits):
+        rows, _ = _rows(launcher, workspace_root, wanted, files=files, limits=limits, shims=shims,
+                        timed_out=timed_out, shared=None)
+    return rows
+
+
+def _rows(launcher: Launcher, workspace_root: Path, wanted: Sequence[str], *,
+          files: dict[str, bytes] | None, limits: Limits, shims: dict[str, str] | None,
+          timed_out: frozenset[str], shared: SharedSandbox | None,
+          ) -> tuple[list[Row], dict[str, tuple[Any, ...]]]:
+    """The rows, and the input each stage was fed (to compute one again alone)."""
+    exp = _expected()
     rows: list[Row] = []
+    fed: dict[str, tuple[Any, ...]] = {}
     carry: dict[str, np.ndarray] = dict(exp)  # the input each stage is fed
 
     plan = (
@@ -78,7 +106,7 @@ def worked_example_rows(
         if step_id not in wanted:
             continue
         ex = resolve_step(step_id)
-        inputs = args()
+        inputs = fed[stage] = args()
         unloaded = False
         if files is None and not (Path(workspace_root) / ex.file).is_file():
             got, problem = None, f"no {ex.file}"
@@ -86,7 +114,7 @@ def worked_example_rows(
             got, problem = None, "timed out"
         else:
             got, problem, unloaded = _run(launcher, workspace_root, ex, inputs, files=files,
-                                          limits=limits, shims=shims)
+                                          limits=limits, shims=shims, shared=shared)
         expected = exp[stage]
         ok = inherited = False
         if got is not None:
@@ -103,7 +131,23 @@ def worked_example_rows(
         pending = got is None and (problem == "not written yet" or problem.startswith("no step"))
         rows.append(Row(stage, step_id, call, expected, got, ok, problem, inherited=inherited,
                         pending=pending, unloaded=unloaded))
-    return _mark_first(rows)
+    return _mark_first(rows), fed
+
+
+def _confirmed(rows: Sequence[Row], fed: dict[str, tuple[Any, ...]], launcher: Launcher,
+               workspace_root: Path, files: dict[str, bytes] | None, limits: Limits) -> bool:
+    """Whether the stage marked first to depart gives the same in a sandbox of its own."""
+    first = next((r for r in rows if r.first_divergence), None)
+    if first is None or first.stage not in fed:
+        return True
+    ex = resolve_step(first.step)
+    got, problem, unloaded = _run(launcher, workspace_root, ex, fed[first.stage], files=files,
+                                  limits=limits, shims=None, shared=None)
+    if got is None or first.got is None:
+        return got is None and first.got is None and (problem, unloaded) == (first.problem, first.unloaded)
+    tol = ex.tolerance("float64")
+    return got.shape == first.got.shape and bool(np.allclose(got, first.got, rtol=tol.rtol, atol=tol.atol,
+                                                             equal_nan=True))
 
 
 def _mark_first(rows: list[Row]) -> list[Row]:
@@ -117,11 +161,11 @@ def _mark_first(rows: list[Row]) -> list[Row]:
 
 
 def _run(launcher: Launcher, root: Path, ex: Exercise, args: Sequence[Any], *,
-         files: dict[str, bytes] | None, limits: Limits,
-         shims: dict[str, str] | None) -> tuple[np.ndarray | None, str, bool]:
+         files: dict[str, bytes] | None, limits: Limits, shims: dict[str, str] | None,
+         shared: SharedSandbox | None = None) -> tuple[np.ndarray | None, str, bool]:
     """(the answer or None, why there is none, whether the file failed to load)."""
     learner = Learner(launcher, Path(root), step_id=ex.id, module=ex.module, function=ex.function,
-                      params=ex.params, limits=limits, files=files, shims=shims)
+                      params=ex.params, limits=limits, files=files, shims=shims, shared=shared)
     try:
         return np.asarray(learner(*args), dtype=np.float64), "", False
     except LearnerError as exc:

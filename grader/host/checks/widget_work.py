@@ -8,7 +8,8 @@ own functions, the reference beside any stage that departs, exactly as under
 `serve`. The server adds the label (`widgets.label`, pure data).
 
 Each worker keeps the sandboxes of the last few learners' file sets (keyed by
-the files' hash) and a small cache of answers keyed by (files' hash, widget,
+the files' hash; the five steps of a file set load into one sandbox,
+`sandbox.shared`, not five: issue 40) and a small cache of answers keyed by (files' hash, widget,
 parameters): a slider dragged back and forth costs nothing the second time.
 Kept sandboxes are frozen between calls (`Launcher.pause`): a learner's code
 that leaves a thread or a child running after its answer gets no CPU until
@@ -102,18 +103,20 @@ def _learner_functions(key: str, files: dict[str, str]) -> Any:
         old.close()  # its sandboxes; the launcher is only borrowed
     data = {name: text.encode("utf-8") for name, text in files.items()}
     fns = LearnerFunctions(work.SUBMISSION, launcher=launcher(), files=data,
-                           limits=WIDGET_LIMITS)
-    fns.prepare([(resolve_step(s), key) for s in CORE])  # the five load side by side
+                           limits=WIDGET_LIMITS, shared=True)  # one sandbox for the five
+    fns.prepare([(resolve_step(s), key) for s in CORE])  # the five load in turn, in one sandbox
     _functions[key] = fns
     return fns
 
 
 def sandbox_pids(fns: Any) -> list[int]:
     """The live sandboxes a learner's warm functions hold."""
-    out = []
-    for _, learner in list(getattr(fns, "_learners", {}).values()):
-        box = getattr(learner, "sandbox", None)
-        if box is not None and not box.closed:
+    boxes = [getattr(learner, "sandbox", None) for _, learner in list(getattr(fns, "_learners", {}).values())]
+    shared = getattr(fns, "_shared", None)
+    boxes.append(getattr(shared, "_sandbox", None))  # held even while no step holds it
+    out: list[int] = []
+    for box in boxes:
+        if box is not None and not box.closed and box.pid not in out:  # the shared one, once
             out.append(box.pid)
     return out
 

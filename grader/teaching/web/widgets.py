@@ -55,14 +55,23 @@ class LearnerFunctions:
     """The learner's step functions, each in its own sandbox, kept warm between calls."""
 
     def __init__(self, root: Path, *, launcher: Any = None, files: dict[str, bytes] | None = None,
-                 limits: Any = None):
+                 limits: Any = None, shared: bool = False):
         """`launcher`, when given, is borrowed (a check worker's; `close` leaves it open);
-        `files` hands the sandbox the step files' bytes instead of reading `root` (hosted)."""
+        `files` hands the sandbox the step files' bytes instead of reading `root` (hosted).
+
+        `shared`: the steps load into one sandbox (`sandbox.shared`), not one each: for
+        files that never change under this object (a hosted learner's file set, keyed by
+        its hash), where five sandboxes per new file set were most of a lab's CPU (issue 40).
+        A step whose code breaks that sandbox goes on in one of its own. Not for `serve`,
+        whose steps are reloaded one at a time as their files change.
+        """
         self.root = root
         self._launcher: Any = launcher
         self._borrowed = launcher is not None
         self._files = files
         self._limits = limits
+        self._share = shared
+        self._shared: Any = None
         self._learners: dict[str, tuple[Any, Any]] = {}
         self._calls: dict[str, int] = {}
         self.closed = False
@@ -83,9 +92,14 @@ class LearnerFunctions:
         self._calls[ex.id] = 0
         if self._launcher is None:
             self._launcher = Launcher()
+        if self._share and self._shared is None:
+            from attn_practice.grader.sandbox.shared import SharedSandbox
+
+            self._shared = SharedSandbox(self._launcher, self.root, limits=self._limits or Limits(),
+                                         files=self._files)
         learner = Learner(self._launcher, self.root, step_id=ex.id, module=ex.module,
                           function=ex.function, params=ex.params, limits=self._limits or Limits(),
-                          files=self._files)
+                          files=self._files, shared=self._shared)
         self._learners[ex.id] = (sig, learner)
         return learner
 
@@ -147,6 +161,9 @@ class LearnerFunctions:
         for _, learner in self._learners.values():
             learner.close()
         self._learners.clear()
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
         if self._launcher is not None and not self._borrowed:
             self._launcher.close()
             self._launcher = None
