@@ -20,6 +20,8 @@ result afterwards (it is run again on start). The run stops by itself. Bounded: 
 are all capped. Prints (and writes with --out) the figures:
 
 - saves: count, failed, lost (acknowledged versions missing afterwards), p50/p95 ms;
+- the same p95s once every learner has joined and saved their first files (`settled_*`):
+  the start is a burst (every learner joins and saves five files within ~10 s);
 - page loads (the lesson page + summary + step data): p95 ms;
 - checks: count, p95 latency including the queue, p95 queue wait (as the server
   reported it), the lone check of a mistake, and `check_p95_over_lone` (issue 40: <= 3);
@@ -48,6 +50,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -106,6 +109,14 @@ def tree(pid: int) -> list[int]:
 class Run:
     def __init__(self) -> None:
         self.saves: list[float] = []
+        #: when each save, page load and check ended (monotonic): the figures once every
+        #: learner has joined and saved their first files are given apart (`settled`)
+        self.save_ends: list[float] = []
+        self.page_ends: list[float] = []
+        self.check_ends: list[float] = []
+        self.ready = 0  # learners past their join and first five saves
+        self.settled = 0.0  # monotonic: when the last of them got there
+        self.started = 0.0
         self.save_failed = 0
         self.failures: dict[str, int] = {}  # what the failed requests got (status or error)
         self.acked: list[tuple[str, str, str]] = []  # (resume link, version id, text)
@@ -143,6 +154,7 @@ async def load_page(client: httpx.AsyncClient, run: Run) -> str:
     await client.get("/api/summary")
     await client.get("/api/step/step1")
     run.pages.append(time.perf_counter() - t0)
+    run.page_ends.append(time.monotonic())
     return re.search(r'name="attnp-token" content="([^"]+)"', page.text).group(1)
 
 
@@ -169,6 +181,7 @@ async def save(client: httpx.AsyncClient, headers: dict, link: str, step: str, t
         run.failures[f"save {r.status_code}"] = run.failures.get(f"save {r.status_code}", 0) + 1
         return False
     run.saves.append(time.perf_counter() - t0)
+    run.save_ends.append(time.monotonic())
     run.acked.append((link, r.json()["version"], text))
     return True
 
@@ -218,6 +231,9 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
         headers = {"X-Attn-Token": token}
         for s in STEPS:  # a learner who has written every step (right) so far
             await save(client, headers, link, s, CORRECT[s], run)
+        run.ready += 1
+        if run.ready == args.learners:
+            run.settled = time.monotonic()
         next_save = time.monotonic() + rnd.uniform(0, args.save_every)
         next_check = time.monotonic() + rnd.uniform(0, args.check_every)
         n = 0
@@ -243,6 +259,7 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                     r = await client.post(f"/api/step/{step}/check", json={}, headers=headers)
                     if r.status_code == 200:
                         run.checks.append(time.perf_counter() - t0)
+                        run.check_ends.append(time.monotonic())
                         body = r.json()
                         run.waits.append(float(body.get("waited", 0.0)))
                         status = str(body.get("status"))
@@ -420,6 +437,22 @@ async def progress(end: float, run: Run, every: float = 15.0) -> None:
             f"{len(run.pages)}, cut by the restart {len(run.cut_checks)}{away}")
 
 
+def settled(run: Run) -> dict[str, Any]:
+    """The p95s once every learner had joined and saved their first five files: the lab in
+    its stride, apart from the first seconds' burst (200 joins and 1,000 saves at once)."""
+    if not run.settled:
+        return {"settled_after_s": None}
+
+    def after(values: list[float], ends: list[float]) -> list[float]:
+        return [v for v, t in zip(values, ends, strict=True) if t >= run.settled]
+
+    checks = after(run.checks, run.check_ends)
+    return {"settled_after_s": round(run.settled - run.started, 1),
+            "settled_save_p95_ms": round(1000 * p(after(run.saves, run.save_ends), 0.95), 1),
+            "settled_page_p95_ms": round(1000 * p(after(run.pages, run.page_ends), 0.95), 1),
+            "settled_checks": len(checks), "settled_check_p95_s": round(p(checks, 0.95), 3)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--learners", type=int, default=200)
@@ -460,7 +493,7 @@ def main() -> int:
             await asyncio.gather(sample_rss(holder, end, run), progress(end, run), *extra,
                                  *(learner(i, base, code, end, args, run) for i in range(args.learners)))
 
-        t0 = time.monotonic()
+        t0 = run.started = time.monotonic()
         asyncio.run(everyone())
         wall = time.monotonic() - t0
         load_after = Path("/proc/loadavg").read_text().split()[:3]
@@ -508,6 +541,7 @@ def main() -> int:
         "cut_checks_with_a_result_after": cut_done,
         "server_open_fds_max": max(run.fds, default=0), "server_fd_limit_soft_hard": fd_limit,
     }
+    figures.update(settled(run))
     text = json.dumps(figures, indent=2)
     print(text)
     if args.out:

@@ -46,7 +46,7 @@ def metrics(request: Request) -> Response:
     s = ctx.queue.stats()
     active = len({sub.learner_id for sub in ctx.live.subscribers if sub.learner_id is not None})
     try:
-        learners = len(ctx.store.learners())
+        learners = ctx.store.learner_count()
     except Exception:  # noqa: BLE001 - metrics still answer while the database is away
         learners = -1
     lines = [

@@ -187,7 +187,10 @@ def _quiet_server(base: Any) -> Any:
 
 def _bind(bind: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio turns Nagle off only on sockets that say they are TCP
+    # (`connections.guarded_protocol` also does it itself); with it on, every answer on a
+    # kept-alive connection waited ~40 ms for the browser's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((bind, port))

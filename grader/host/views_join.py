@@ -71,7 +71,7 @@ async def join(request: Request) -> Response:
     keys = ctx.keys()
     if not keys.joining_open:
         return HTMLResponse(pages.joining_closed(), status_code=403)
-    await ctx.limits.admit_join(client_address(request), lambda: len(ctx.store.learners()))
+    await ctx.limits.admit_join(client_address(request), ctx.store.learner_count)
     name = text_field(form, "display_name", max_len=80)
     student_id = text_field(form, "student_id", max_len=64, required=keys.ask_student_id)
     if not readable_id(student_id):

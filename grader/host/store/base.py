@@ -152,6 +152,10 @@ class Store(Protocol):
 
     def learners(self) -> list[Learner]: ...
 
+    def learner_count(self) -> int:
+        """How many have joined (each join asks: reading every learner made 200 joins quadratic)."""
+        ...
+
     def reissue_resume(self, learner_id: str, new_hash: str) -> bool: ...
 
     # versions

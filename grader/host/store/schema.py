@@ -176,6 +176,7 @@ LEARNER_COLS = "id, display_name, student_id, created"
 LEARNER_BY_ID = f"SELECT {LEARNER_COLS} FROM learners WHERE id = ?"
 LEARNER_BY_HASH = f"SELECT {LEARNER_COLS} FROM learners WHERE resume_hash = ?"
 ALL_LEARNERS = f"SELECT {LEARNER_COLS} FROM learners ORDER BY created, id"
+COUNT_LEARNERS = "SELECT COUNT(*) FROM learners"
 SET_RESUME_HASH = "UPDATE learners SET resume_hash = ? WHERE id = ?"
 
 # --------------------------------------------------------------- versions

@@ -125,6 +125,9 @@ class SqlStore(IntegrityMethods, LtiMethods):
     def learners(self) -> list[Learner]:
         return [_learner(r) for r in self._read(q.ALL_LEARNERS)]
 
+    def learner_count(self) -> int:
+        return int(self._read(q.COUNT_LEARNERS)[0][0])
+
     def reissue_resume(self, learner_id: str, new_hash: str) -> bool:
         if self.learner(learner_id) is None:
             return False
