@@ -148,3 +148,28 @@ def test_a_widget_kept_waiting_by_the_class_s_checks_blames_the_busy_workers_not
     s = explore.load_sentence()
     assert heat["sentence"] == s.text and np.allclose(heat["weights"], reference.softmax(
         reference.scale_scores(reference.dot_scores(s.queries, s.keys), s.queries.shape[-1])), atol=1e-3)
+
+
+def test_a_check_brings_the_pages_widgets_and_the_page_then_asks_no_worker(hosted, monkeypatch):
+    """The page asks for its three widgets as soon as a report shows: the check computes them
+    beside its worked example (one sandbox for both), so those requests reach no worker and
+    the numbers are the learner's own, exactly as a widget job would have computed them."""
+    runner = hosted.ctx.runner
+    jobs: list[str] = []
+    for name in ("widget", "widgets"):
+        real = getattr(runner, name)
+        monkeypatch.setattr(runner, name, lambda *a, _real=real, _name=name, **k: (jobs.append(_name), _real(*a, **k))[1])
+    b = learner_with_step3(hosted, "Brought", "# brought with the check\n"
+                           + implementation("step3", "wrong_softmax_wrong_axis"))
+    r = b.check("step3")
+    assert r.status_code == 200 and r.json()["status"] == "failed"
+    assert "weights" in r.json()["html"]  # the worked example still comes with the report
+    heat = b.client.get("/api/widget/heatmap").json()
+    ex = b.client.get("/api/widget/example").json()
+    sc = b.client.get("/api/widget/scale", params={"d_k": "64"}).json()
+    assert jobs == [], jobs
+    assert heat["first"] == "weights" and heat["source"] == "yours" and stage(heat, "weights")["differs"]
+    assert ex["first"] == "weights" and sc["d_k"] == 64 and sc["reference_numbers"] is not None
+    # a slider moved: that one is computed in a worker, as before
+    b.client.get("/api/widget/scale", params={"d_k": "16"})
+    assert jobs == ["widgets"]

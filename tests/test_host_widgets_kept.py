@@ -10,6 +10,8 @@ computes again. A real check worker pool (one process) and real sandboxes.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from conftest import solution_source
 
@@ -141,3 +143,33 @@ def test_the_five_steps_share_one_widget_sandbox_and_a_step_that_kills_it_costs_
         assert "your steps 1, 3" in label["label"], label
     finally:
         widget_work.close()
+
+
+def test_a_widget_asked_while_a_check_brings_it_waits_for_the_check_not_a_worker(runner):
+    """The page's Save presses Check and asks for its widgets at once: a request that comes
+    while the check computing the widgets is on its way waits for that check's answers."""
+    import threading
+
+    files = {e.file: solution_source(e.id) for e in load_catalog()[:5]}
+    assert widgets_hosted.with_check(runner, files)  # what the check view does before queueing
+    got: list[dict] = []
+    asker = threading.Thread(target=lambda: got.append(ask(runner, "heatmap", (), files)))
+    asker.start()
+    coming = widgets_hosted.ANSWERS.coming(widgets_hosted.files_hash(files))
+    deadline = time.monotonic() + 120  # a ceiling on a loaded machine, not a timing target
+    while not coming._cond._waiters and time.monotonic() < deadline:  # the asker waits on it
+        time.sleep(0.01)
+    assert coming._cond._waiters, "the widget request did not wait for the check"
+    brought = {"stages": [], "from": "the check"}  # stands for what the worker computed
+    widgets_hosted.from_check(files, {"widgets": [[n, list(p), brought] for n, p in widgets_hosted.PAGE_WIDGETS]})
+    asker.join(timeout=120)
+    assert got == [brought] and runner.jobs == []
+    assert not widgets_hosted.with_check(runner, files)  # kept now: the next check brings none
+
+
+def test_a_check_that_brings_nothing_lets_the_waiting_widget_go_to_a_worker(runner):
+    files = {e.file: solution_source(e.id) for e in load_catalog()[:5]}
+    assert widgets_hosted.with_check(runner, files)
+    widgets_hosted.from_check(files, {"report": {}})  # e.g. the grader failed: no widgets
+    heat = ask(runner, "heatmap", (), files)
+    assert heat["stages"] and len(runner.jobs) == 1

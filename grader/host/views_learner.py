@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -146,16 +147,26 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
                              "retry_after": int(wait) + 1, "step": ex.id}, status_code=429,
                             headers={"Retry-After": str(int(wait) + 1)})
     check_request, version_id = await run_in_threadpool(ctx.lesson.check_request, learner, ex)
+    # the page asks for its widgets as soon as the report shows: they come with it (issue 40)
+    if widgets_hosted.with_check(ctx.runner, check_request.files):
+        check_request = replace(check_request, extra={**check_request.extra, "widgets": True})
     try:
         future = ctx.queue.submit(check_request)
     except AlreadyChecking:
+        if check_request.extra.get("widgets"):
+            widgets_hosted.from_check(check_request.files, None)
         raise Problem(429, "Your previous check is still running: its result will show here "
                            "when it is done.") from None
     position = ctx.queue.position(learner.id)
     ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": position,
                                                 "estimate": ctx.queue.estimate(position)})
     # later places come from the queue itself, when they change (checks.notify), not on a tick
-    result = await asyncio.wrap_future(future)
+    result = None
+    try:
+        result = await asyncio.wrap_future(future)
+    finally:  # kept, and whoever waits for these widgets goes on (`widgets_hosted.with_check`)
+        if check_request.extra.get("widgets"):
+            widgets_hosted.from_check(check_request.files, result)
     ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
 
     def finish() -> dict[str, Any]:

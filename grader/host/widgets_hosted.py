@@ -31,7 +31,7 @@ from collections import OrderedDict
 from typing import Any
 
 from attn_practice.grader.host.checks.base import WorkersBusy
-from attn_practice.grader.host.checks.widget_work import files_hash
+from attn_practice.grader.host.checks.widget_work import PAGE_WIDGETS, files_hash
 from attn_practice.grader.host.lesson import Lesson, NotFound
 from attn_practice.grader.host.store.base import Learner
 from attn_practice.grader.teaching import explore
@@ -52,6 +52,7 @@ class Answers:
     def __init__(self, keep: int = KEEP_ANSWERS):
         self.keep = keep
         self._data: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._coming: dict[str, list[Any]] = {}  # files' hash -> [Event, checks on their way]
         self._lock = threading.Lock()
         self.hits = 0
 
@@ -69,6 +70,28 @@ class Answers:
             self._data.move_to_end(key)
             while len(self._data) > self.keep:
                 self._data.popitem(last=False)
+
+    def expect(self, files_key: str) -> None:
+        """A check computing the page's widgets on these files is on its way (`coming`)."""
+        with self._lock:
+            self._coming.setdefault(files_key, [threading.Event(), 0])[1] += 1
+
+    def settle(self, files_key: str) -> None:
+        """That check ended (with the answers put, or not): whoever waits goes on."""
+        with self._lock:
+            entry = self._coming.get(files_key)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del self._coming[files_key]
+                entry[0].set()
+
+    def coming(self, files_key: str) -> threading.Event | None:
+        """Set when the checks computing widgets on these files have ended; None: none is."""
+        with self._lock:
+            entry = self._coming.get(files_key)
+            return entry[0] if entry is not None else None
 
 
 ANSWERS = Answers()
@@ -121,9 +144,6 @@ def same_numbers(name: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(params)
 
 
-#: the page's widgets as its first screen asks for them (after a save or a check)
-PAGE_WIDGETS: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("heatmap", ()), ("example", (None, None, None)), ("scale", (64,)))
 
 
 def by_reference(lesson: Lesson, name: str, params: tuple[Any, ...]) -> dict[str, Any]:
@@ -183,15 +203,45 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
     return _labelled(data, widgets.label(data["stages"], stale_steps(lesson, learner)))
 
 
+def with_check(runner: Any, files: dict[str, str]) -> bool:
+    """Whether a check of `files` should bring the page's widgets back with its report (the
+    page asks for them as soon as the report shows): yes unless they are kept already, or
+    the runner computes no widgets. A yes is `expect`ed until `from_check` settles it."""
+    if getattr(runner, "widgets", None) is None:
+        return False
+    key = files_hash(files)
+    if all(ANSWERS.get((key, n, same_numbers(n, p))) is not None for n, p in PAGE_WIDGETS):
+        return False
+    ANSWERS.expect(key)
+    return True
+
+
+def from_check(files: dict[str, str], result: dict[str, Any] | None) -> None:
+    """Keep the widgets a check brought back (`with_check`), and let waiting requests go on."""
+    key = files_hash(files)
+    try:
+        for name, params, data in (result or {}).get("widgets") or []:
+            ANSWERS.put((key, name, same_numbers(name, tuple(params))), data)
+    finally:
+        ANSWERS.settle(key)
+
+
 def _computed(runner: Any, compute: Any, name: str, params: tuple[Any, ...],
               files: dict[str, str]) -> dict[str, Any]:
     """The widget's data on `files`: kept, else computed in a worker with the page's other
-    widgets that are not kept yet (one job, the sandboxes started once)."""
+    widgets that are not kept yet (one job, the sandboxes started once). A check on its way
+    with these widgets (`with_check`) is waited for rather than done twice."""
     key = files_hash(files)
     wanted = (key, name, same_numbers(name, params))
     kept = ANSWERS.get(wanted)
     if kept is not None:
         return kept
+    coming = ANSWERS.coming(key)
+    if coming is not None and any(n == name and same_numbers(n, p) == wanted[2] for n, p in PAGE_WIDGETS):
+        coming.wait(WIDGET_TIMEOUT)
+        kept = ANSWERS.get(wanted)
+        if kept is not None:
+            return kept
     many = getattr(runner, "widgets", None)
     if many is None:
         data = compute(name, params, files, WIDGET_TIMEOUT)

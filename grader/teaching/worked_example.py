@@ -54,6 +54,7 @@ def worked_example_rows(
     shims: dict[str, str] | None = None,
     timed_out: frozenset[str] = frozenset(),
     shared: bool = True,
+    box: SharedSandbox | None = None,
 ) -> list[Row]:
     """Run the worked example through the learner's `steps` (ids among step1-5) in the sandbox.
 
@@ -68,16 +69,20 @@ def worked_example_rows(
     that interpreter could reach another's numbers, so the stage marked as the
     first to depart is computed again in a sandbox of its own, and when it does
     not come out the same there, every stage is (the panel then is as before).
+    `box`: a shared sandbox of the caller's to use (and leave open), e.g. the one a
+    hosted check's widgets are computed in next (`host.checks.widget_work`).
     """
     wanted = tuple(s for s in STEPS if s in {resolve_step(x).id for x in steps})
     limits = limits or Limits()
-    box = (SharedSandbox(launcher, Path(workspace_root), limits=limits, files=files)
-           if shared and not shims and len(wanted) > 1 else None)
+    own = box is None
+    if own:
+        box = (SharedSandbox(launcher, Path(workspace_root), limits=limits, files=files)
+               if shared and not shims and len(wanted) > 1 else None)
     try:
         rows, inputs = _rows(launcher, workspace_root, wanted, files=files, limits=limits, shims=shims,
                              timed_out=timed_out, shared=box)
     finally:
-        if box is not None:
+        if box is not None and own:
             box.close()
     if box is not None and not _confirmed(rows, inputs, launcher, workspace_root, files, limits):
         rows, _ = _rows(launcher, workspace_root, wanted, files=files, limits=limits, shims=shims,
@@ -223,7 +228,8 @@ def worked_example_steps(report: GradeReport) -> list[str]:
 
 def rows_after_check(report: GradeReport, root: Path, launcher: Launcher, *,
                      files: dict[str, bytes] | None = None,
-                     shims: dict[str, str] | None = None) -> tuple[Row, ...]:
+                     shims: dict[str, str] | None = None,
+                     box: SharedSandbox | None = None) -> tuple[Row, ...]:
     """The worked-example rows a failed check shows (empty: nothing worth comparing).
 
     Called by the practice layer with the engine's launcher while the engine
@@ -235,7 +241,8 @@ def rows_after_check(report: GradeReport, root: Path, launcher: Launcher, *,
         return ()
     try:
         stopped = frozenset(s.id for s in report.steps if s.status == "timeout")
-        rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims, timed_out=stopped)
+        rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims, timed_out=stopped,
+                                   box=box)
     except Exception:  # noqa: BLE001 - a teaching aid must never break `check`
         return ()
     if all(r.pending for r in rows):

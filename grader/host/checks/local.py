@@ -91,9 +91,10 @@ class LocalCheckRunner:
                 pool = self._pool
             try:
                 unchanged = request.extra.get("unchanged")
-                return pool.submit(work.check_files, request.step, dict(request.files),
-                                   request.known_failing, request.known_unchecked, None,
-                                   None if unchanged is None else frozenset(unchanged)).result()
+                return pool.submit(widget_work.check_files, request.step, dict(request.files),
+                                   request.known_failing, request.known_unchecked,
+                                   None if unchanged is None else frozenset(unchanged),
+                                   bool(request.extra.get("widgets"))).result()
             except BrokenProcessPool:
                 if self._closed:
                     return stopping(request.step)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from attn_practice.grader.catalog import resolve_step
@@ -163,6 +164,49 @@ def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> d
     while len(_answers) > KEEP_ANSWERS:
         _answers.popitem(last=False)
     return data
+
+
+#: the page's widgets as its first screen asks for them, after a save or a check
+PAGE_WIDGETS: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("heatmap", ()), ("example", (None, None, None)), ("scale", (64,)))
+
+
+def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] = frozenset(),
+                known_unchecked: frozenset[str] = frozenset(),
+                unchanged: frozenset[str] | None = None, widgets: bool = False) -> dict[str, Any]:
+    """A hosted check (`work.check_files`) whose worked example, and with `widgets` the page's
+    widgets (under "widgets": [[name, params, data], ...]), come from one sandbox holding
+    the learner's five steps: the page asks for its widgets as soon as the report shows, and
+    they then need no job of their own, nor a sandbox of their own (issue 40)."""
+    def teaching(report: Any, text: dict[str, str]) -> tuple[Sequence[Any], dict[str, Any]]:
+        return after_check(report, text, widgets)
+
+    return work.check_files(step, files, known_failing, known_unchecked, None, unchanged,
+                            teaching=teaching)
+
+
+def after_check(report: Any, files: dict[str, str], widgets: bool) -> tuple[Sequence[Any], dict[str, Any]]:
+    """The worked example's rows (a failed check's) and the page's widgets, on one sandbox."""
+    from attn_practice.grader.teaching.worked_example import rows_after_check, worked_example_steps
+
+    if not worked_example_steps(report) and not widgets:
+        return (), {}
+    key = files_hash(files)
+    fns = _learner_functions(key, files)
+    rows: Sequence[Any] = ()
+    if worked_example_steps(report):
+        data = {name: text.encode("utf-8") for name, text in files.items()}
+        _pause(fns, False)
+        try:
+            rows = rows_after_check(report, work.SUBMISSION, _launcher, files=data,
+                                    box=getattr(fns, "_shared", None))
+        finally:
+            _pause(fns, True)
+    if not widgets:
+        return rows, {}
+    answers = widgets_files(list(PAGE_WIDGETS), files)
+    return rows, {"widgets": [[name, list(params), data] for (name, params), data
+                              in zip(PAGE_WIDGETS, answers, strict=True)]}
 
 
 def widgets_files(asks: list[tuple[str, tuple[Any, ...]]], files: dict[str, str]) -> list[dict[str, Any]]:

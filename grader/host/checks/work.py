@@ -10,7 +10,7 @@ specific to the host's web side; it needs only the engine.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,8 @@ CHECK_BUDGET = 12.0
 AT_EXIT: list[Callable[[], None]] = []
 #: a stand-in submission path; the files come from memory and no path is ever shown
 SUBMISSION = Path("/attn-practice-hosted")
+#: (report, files) -> (the worked example's rows, more of the result): see `check_files`
+Teaching = Callable[[Any, dict[str, str]], tuple[Sequence[Any], dict[str, Any]]]
 
 
 def host_options(course: Any = None) -> RunOptions:
@@ -124,13 +126,17 @@ def engine(options: RunOptions | None = None) -> Engine:
 def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] = frozenset(),
                 known_unchecked: frozenset[str] = frozenset(),
                 options: RunOptions | None = None,
-                unchanged: frozenset[str] | None = None) -> dict[str, Any]:
+                unchanged: frozenset[str] | None = None,
+                teaching: Teaching | None = None) -> dict[str, Any]:
     """Grade `step` on `files` (name -> text); the report and worked example as plain data.
 
     `unchanged`: the steps whose code has not changed since their last result
     (the server knows). Given, the steps `step` imports that are not among
     them are graded first, and their reports come back under "imports" (step
     id -> report), to be stored as their latest results; None: `step` alone.
+    `teaching(report, files)`: the worked example's rows and anything else to
+    send back with the report (`widget_work.check_files`: the page's widgets,
+    on one sandbox with the rows); None: the rows on the engine's own sandboxes.
     """
     from attn_practice.grader.host.checks.imports import to_grade_first
     from attn_practice.grader.staff.batch import grade_with
@@ -157,14 +163,17 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
             unchecked = unchecked - set(first)
     eng.options = replace(eng.options, known_failing=failing, known_unchecked=unchecked)
     report = grade_with(eng, SUBMISSION, [step], label="", files=data)
-    worked = ""
+    worked, extra = "", {}
     if not report.error:
         try:
-            worked = worked_example_html(list(rows_after_check(report, SUBMISSION, eng.launcher,
-                                                               files=data)))
+            if teaching is None:
+                rows = rows_after_check(report, SUBMISSION, eng.launcher, files=data)
+            else:
+                rows, extra = teaching(report, files)
+            worked = worked_example_html(list(rows))
         except Exception:  # noqa: BLE001 - a teaching aid never breaks a check
             worked = ""
-    return {"report": report.to_dict(), "worked_html": worked, "imports": imports,
+    return {**extra, "report": report.to_dict(), "worked_html": worked, "imports": imports,
             "seconds": round(time.perf_counter() - t0, 3)}
 
 
