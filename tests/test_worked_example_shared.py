@@ -93,3 +93,18 @@ def test_a_step_that_kills_the_shared_sandbox_costs_only_itself(launcher):
     by_stage = {r.stage: r for r in rows}
     assert by_stage["scores"].ok and by_stage["scaled"].got is None
     assert first_divergence(rows) == "scaled"
+
+
+def test_a_first_departure_at_the_step_the_check_failed_alone_needs_no_second_sandbox(launcher):
+    """The check itself failed step 5 in a sandbox of its own: the panel marking step 5 as the
+    first to depart needs no confirming run (one sandbox in all, not two)."""
+    files = files_of(step5=WRONG_STEP5)
+    rows = worked_example_rows(ROOT, launcher, files=files, failed_alone=frozenset({"step5"}))
+    assert len(launcher.spawns) == 1, launcher.spawns
+    assert first_divergence(rows) == "attention"
+    launcher.spawns.clear()
+    patched = solution_source("step1") + "\nnp.exp = lambda x: np.zeros_like(np.asarray(x, dtype=float)) + 1.0\n"
+    rows = worked_example_rows(ROOT, launcher, files=files_of(step1=patched, step5=WRONG_STEP5),
+                               failed_alone=frozenset({"step5"}))
+    assert first_divergence(rows) == "attention"  # step 3 was confirmed alone, and is right
+    assert len(launcher.spawns) >= 2

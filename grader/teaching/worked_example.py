@@ -55,6 +55,7 @@ def worked_example_rows(
     timed_out: frozenset[str] = frozenset(),
     shared: bool = True,
     box: SharedSandbox | None = None,
+    failed_alone: frozenset[str] = frozenset(),
 ) -> list[Row]:
     """Run the worked example through the learner's `steps` (ids among step1-5) in the sandbox.
 
@@ -71,6 +72,8 @@ def worked_example_rows(
     not come out the same there, every stage is (the panel then is as before).
     `box`: a shared sandbox of the caller's to use (and leave open), e.g. the one a
     hosted check's widgets are computed in next (`host.checks.widget_work`).
+    `failed_alone`: steps the check just failed in sandboxes of their own; a first
+    departure at one of them needs no second opinion.
     """
     wanted = tuple(s for s in STEPS if s in {resolve_step(x).id for x in steps})
     limits = limits or Limits()
@@ -84,7 +87,9 @@ def worked_example_rows(
     finally:
         if box is not None and own:
             box.close()
-    if box is not None and not _confirmed(rows, inputs, launcher, workspace_root, files, limits):
+    first = next((r.step for r in rows if r.first_divergence), None)
+    if (box is not None and first not in failed_alone
+            and not _confirmed(rows, inputs, launcher, workspace_root, files, limits)):
         rows, _ = _rows(launcher, workspace_root, wanted, files=files, limits=limits, shims=shims,
                         timed_out=timed_out, shared=None)
     return rows
@@ -241,8 +246,9 @@ def rows_after_check(report: GradeReport, root: Path, launcher: Launcher, *,
         return ()
     try:
         stopped = frozenset(s.id for s in report.steps if s.status == "timeout")
+        failed = frozenset(s.id for s in report.steps if s.status in (Status.FAILED, Status.ERROR))
         rows = worked_example_rows(root, launcher, steps=steps, files=files, shims=shims, timed_out=stopped,
-                                   box=box)
+                                   box=box, failed_alone=failed)
     except Exception:  # noqa: BLE001 - a teaching aid must never break `check`
         return ()
     if all(r.pending for r in rows):
