@@ -173,3 +173,19 @@ def test_a_check_that_brings_nothing_lets_the_waiting_widget_go_to_a_worker(runn
     widgets_hosted.from_check(files, {"report": {}})  # e.g. the grader failed: no widgets
     heat = ask(runner, "heatmap", (), files)
     assert heat["stages"] and len(runner.jobs) == 1
+
+
+def test_kept_answers_give_the_servers_collector_nothing_to_walk():
+    """Thousands of kept answers as nested lists were millions of objects, walked at every
+    full collection while every request of the class waited: each is one text now."""
+    import gc
+
+    answers = widgets_hosted.Answers(keep=10)
+    data = {"stages": [{"stage": "weights", "value": [[0.1] * 9] * 9}], "weights": [[0.5] * 9] * 9,
+            "label": "Computed with your code", "first": None}
+    answers.put(("k", "heatmap", ()), data)
+    assert not any(gc.is_tracked(v) for v in answers._data.values())
+    got = answers.get(("k", "heatmap", ()))
+    assert got == data
+    got["label"] = "changed by a caller"
+    assert answers.get(("k", "heatmap", ()))["label"] == "Computed with your code"

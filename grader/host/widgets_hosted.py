@@ -25,6 +25,7 @@ the page asks for them next, and they then cost no worker at all (issue 40).
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -47,26 +48,33 @@ KEEP_ANSWERS = 4000
 
 
 class Answers:
-    """Widget answers by (files' hash, widget, parameters as numbers), least recently used out."""
+    """Widget answers by (files' hash, widget, parameters as numbers), least recently used out.
+
+    Each is kept as its JSON text, one object: thousands of answers as nested lists of
+    floats were millions of objects for the server's garbage collector to walk, and each
+    full collection stalled every request of the class for up to a second (issue 40).
+    """
 
     def __init__(self, keep: int = KEEP_ANSWERS):
         self.keep = keep
-        self._data: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._data: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._coming: dict[str, list[Any]] = {}  # files' hash -> [Event, checks on their way]
         self._lock = threading.Lock()
         self.hits = 0
 
     def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
         with self._lock:
-            out = self._data.get(key)
-            if out is not None:
-                self._data.move_to_end(key)
-                self.hits += 1
-            return out
+            text = self._data.get(key)
+            if text is None:
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+        return json.loads(text)  # a fresh copy: callers may add to it
 
     def put(self, key: tuple[Any, ...], data: dict[str, Any]) -> None:
+        text = json.dumps(data)
         with self._lock:
-            self._data[key] = data
+            self._data[key] = text
             self._data.move_to_end(key)
             while len(self._data) > self.keep:
                 self._data.popitem(last=False)
