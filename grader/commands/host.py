@@ -75,7 +75,7 @@ def host() -> None:
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run checks on this Dask scheduler's workers instead of this machine.")
 @click.option("--jobs", type=click.IntRange(1, 256), default=None,
-              help="Checks run at once on this machine (default: one per core).")
+              help="Checks run at once on this machine (default: one more than the cores).")
 @click.option("--ask-student-id/--no-student-id", default=None,
               help="Ask for a student id on joining (kept for the class once set).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)

@@ -166,6 +166,14 @@ def widget_files(name: str, params: tuple[Any, ...], files: dict[str, str]) -> d
     return data
 
 
+def warm_up() -> dict[str, Any]:
+    """`work.warm_up`, and the widgets' fork server started (it imports NumPy): a worker's
+    first check brings the page's widgets, and no learner should wait for that."""
+    stats = work.warm_up()
+    launcher()
+    return stats
+
+
 #: the page's widgets as its first screen asks for them, after a save or a check
 PAGE_WIDGETS: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("heatmap", ()), ("example", (None, None, None)), ("scale", (64,)))
