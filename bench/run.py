@@ -30,6 +30,11 @@ ROOT = HERE.parent
 STEPS = ["step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "step5_attention"]
 
 
+#: plain pytest: the repository's own settings (pyproject's addopts start three xdist workers
+#: for the suite) must not reach the anchor, which would then time xdist's start-up
+PLAIN = ("-c", os.devnull, "-p", "no:cacheprovider", "-p", "no:xdist")
+
+
 def cli() -> list[str]:
     """The console script as a venv user runs it: the one installed next to this Python.
 
@@ -114,7 +119,7 @@ def main() -> None:
         t0 = time.perf_counter()
         for d in subs[:base_n]:
             env["SUBMISSION"] = d
-            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            subprocess.run([sys.executable, "-m", "pytest", "-q", *PLAIN,
                             str(HERE / "baseline_test.py")], env=env, cwd=tmp,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base_rate = base_n / (time.perf_counter() - t0)

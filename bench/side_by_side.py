@@ -45,6 +45,11 @@ GOALS = {"class_ratio_to_plain_pytest_x2": 10.0, "grade_one_ratio_to_plain_pytes
          "check_ratio_to_floor": 1.25, "dask_local_ratio_to_pool": 0.9}
 
 
+#: plain pytest: the repository's own settings (pyproject's addopts start three xdist workers
+#: for the suite) must not reach the anchor, which would then time xdist's start-up
+PLAIN = ("-c", os.devnull, "-p", "no:cacheprovider", "-p", "no:xdist")
+
+
 def cli() -> list[str]:
     beside = Path(sys.executable).parent / "attn-practice"
     return [str(beside)] if beside.is_file() else [sys.executable, "-m", "attn_practice"]
@@ -109,7 +114,7 @@ def peak_rss_run(cmd: list[str], **kw: Any) -> tuple[float, float]:
 def plain_pytest_pair_rate(subs: list[str], cwd: Path) -> float:
     """Submissions per second for plain pytest, one process per submission, two at a time."""
     def one(sub: str) -> None:
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(HERE / "anchor_test.py")],
+        subprocess.run([sys.executable, "-m", "pytest", "-q", *PLAIN, str(HERE / "anchor_test.py")],
                        env=dict(os.environ, SUBMISSION=sub), cwd=cwd,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -153,7 +158,7 @@ def main() -> None:
         subs = make_class(tmp / "class", n)
         one = subs[0]
         floor = median_of(reps, [sys.executable, "-c", "import numpy, pytest, hypothesis"])
-        pytest_one = median_of(reps, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        pytest_one = median_of(reps, [sys.executable, "-m", "pytest", "-q", *PLAIN,
                                       str(HERE / "anchor_test.py")], env=dict(os.environ, SUBMISSION=one), cwd=tmp)
         # one-time per machine and grader version: the recorded examples (grade does it itself)
         res["one_time_warm_s"] = timed([sys.executable, "-m", "attn_practice.grader.engine.warm"], env=env)
