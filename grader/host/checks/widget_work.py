@@ -197,12 +197,12 @@ def after_check(report: Any, files: dict[str, str], widgets: bool) -> tuple[Sequ
     """The worked example's rows (a failed check's) and the page's widgets, on one sandbox."""
     from attn_practice.grader.teaching.worked_example import rows_after_check, worked_example_steps
 
-    if not worked_example_steps(report) and not widgets:
+    worked = bool(worked_example_steps(report))
+    if not worked and not widgets:
         return (), {}
-    key = files_hash(files)
-    fns = _learner_functions(key, files)
+    fns = _learner_functions(files_hash(files), files)
     rows: Sequence[Any] = ()
-    if worked_example_steps(report):
+    if worked:
         data = {name: text.encode("utf-8") for name, text in files.items()}
         _pause(fns, False)
         try:
