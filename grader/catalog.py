@@ -240,5 +240,14 @@ def resolve_step(name: str | int, catalog: tuple[Exercise, ...] | None = None) -
     raise UnknownStep(f"unknown step {str(name)!r}. Valid steps: {valid}")
 
 
+def stub_signature(step_id: str, function: str) -> str:
+    """The catalogue's signature for `function` in `step_id`, or "" (a probe, not a step)."""
+    try:
+        ex = resolve_step(step_id)
+    except (UnknownStep, ValueError):
+        return ""
+    return ex.signature if ex.function == function else ""
+
+
 def core_steps(catalog: tuple[Exercise, ...] | None = None) -> tuple[Exercise, ...]:
     return tuple(e for e in (catalog or load_catalog()) if not e.bonus)

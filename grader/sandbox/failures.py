@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from attn_practice.grader.results import Failure, FailureKind
+from attn_practice.grader.sandbox import protocol
+from attn_practice.grader.sandbox.call_results import Budget
 from attn_practice.grader.sandbox.launcher import Limits
 
 GiB = 1024**3
@@ -271,3 +273,49 @@ def _raising_frame(traceback: str) -> tuple[str, str] | None:
     """(file, function) of the learner's innermost frame: where the error was raised."""
     frames = _FRAME.findall(traceback)
     return (os.path.basename(frames[-1][0]), frames[-1][1]) if frames else None
+
+
+def add_return_notes(notes: dict[str, str], params: Sequence[str], returned: str, dtype: str,
+                     args: tuple[Any, ...], mutated: list[int]) -> None:
+    """What a step's report notes about a call's answer (not judged): a list returned, an
+    ndarray subclass, another dtype than the inputs', an input changed in place."""
+    if returned in ("list", "tuple"):
+        notes.setdefault("list", f"your function returned a {returned}; NumPy arrays are "
+                         "the usual answer (np.array(...) would convert it)")
+    elif returned.startswith("ndarray subclass"):
+        notes.setdefault("subclass", f"your function returned an {returned}; it was "
+                         "judged as a plain array")
+    in_dtypes = {protocol.dtype_name(a.dtype) for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
+    if in_dtypes and dtype not in in_dtypes and "list" not in notes:
+        notes.setdefault("dtype", f"your function returned {dtype} for "
+                         f"{'/'.join(sorted(in_dtypes))} input (not judged, but worth knowing)")
+    for i in mutated:
+        name = params[i] if i < len(params) else f"argument {i}"
+        notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
+                         "place; callers may not expect that (not judged)")
+
+
+def budget_failure(budget: Budget) -> Failure:
+    """The failure of a load or call refused because the submission's time budget is spent."""
+    if budget.over_wall and budget.used <= budget.seconds:
+        summary = (f"timeout: grading this submission took more than {budget.wall:g} s in all "
+                   "(your code's calls and the checks of what they returned), so its remaining "
+                   "tests were stopped")
+    else:
+        summary = (f"timeout: this submission spent more than {budget.seconds:g} s in your "
+                   "code, so its remaining tests were stopped")
+    return Failure(kind=FailureKind.TIMEOUT, summary=summary,
+                   hint="Look for loops that do much more work than needed, or sleep()/input() calls.")
+
+
+def death_failure(message: str, out_of_memory: bool, function: str, params: Sequence[str],
+                  args: Sequence[Any], kwargs: dict[str, Any], memory: int) -> Failure:
+    """The failure of a call whose sandbox died under it (`message`: how, from its exit status)."""
+    return Failure(
+        kind=FailureKind.MEMORY if out_of_memory else FailureKind.CRASH,
+        summary=f"your code {message} while running {function}(...)"
+                + (f" (the memory limit is {size_words(memory)})" if out_of_memory else ""),
+        details=describe_inputs(params, args),
+        repro=repro_line(function, params, args, kwargs),
+        hint="Return a value instead of exiting, and avoid ctypes or os-level calls.",
+    )

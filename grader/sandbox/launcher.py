@@ -185,7 +185,7 @@ class Launcher:
                 },
             }
             for attempt in range(2):
-                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                ours, theirs = protocol.socket_pair()
                 try:
                     reply = self._request(req, [theirs.fileno()])
                 except RuntimeError:

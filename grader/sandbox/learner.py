@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from attn_practice.grader.catalog import UnknownStep, resolve_step
+from attn_practice.grader.catalog import stub_signature
 from attn_practice.grader.results import Failure, FailureKind
 from attn_practice.grader.sandbox import protocol
 from attn_practice.grader.sandbox.call_results import (
@@ -33,8 +33,11 @@ from attn_practice.grader.sandbox.call_results import (
     LoadInfo,
 )
 from attn_practice.grader.sandbox.failures import (
+    add_return_notes,
+    budget_failure,
     call_failure,
     clean_reply,
+    death_failure,
     describe_inputs,
     load_failure,
     reply_kind,
@@ -60,6 +63,7 @@ from attn_practice.grader.sandbox.prefetch import (
     in_call_order,
     same_values,
     single_reply,
+    stopped_batch,
 )
 from attn_practice.grader.sandbox.printed import PrintedOutput, inputs_key
 from attn_practice.grader.sandbox.shared import SharedSandbox
@@ -84,7 +88,7 @@ class Learner:
         self.function = function
         self.params = tuple(params)
         #: The stub's own signature, defaults included ("softmax(x, axis=-1)"), for hints.
-        self.signature = signature or _stub_signature(step_id, function)
+        self.signature = signature or stub_signature(step_id, function)
         if limits.call_timeout is None:
             limits = replace(limits, call_timeout=DEFAULT_CALL_TIMEOUT)
         self.limits = limits
@@ -131,16 +135,13 @@ class Learner:
         if self._pending_load is not None:
             return None
         if self.budget is not None and self.budget.exhausted:
-            self.load_info = LoadInfo(False, failure=self._budget_failure())
+            self.load_info = LoadInfo(False, failure=budget_failure(self.budget))
             return self.load_info
         try:
             self.sandbox = self.shared.take(self.module, self.function, self.params) if self.shared else None
             self._shared_load = self.sandbox is not None
             if self.sandbox is None:
-                self.sandbox = self.launcher.spawn(
-                    self.submission, module=self.module, function=self.function, params=self.params,
-                    limits=self.limits, display_dir=self.display_dir, files=self.files,
-                )
+                self.sandbox = self._spawn_own()
         except (RuntimeError, OSError) as exc:
             self.load_info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.INTERNAL,
@@ -152,14 +153,20 @@ class Learner:
             return self.load_info
         load_timeout = self._timeout(self.limits.load_timeout)
         try:
-            deadline: float | BaseException = self.sandbox.send(
-                {"op": "load", "shims": self.shims, "module": self.module, "function": self.function,
-                 "params": list(self.params), "call_timeout": float(self.limits.call_timeout or 0)},
-                [], timeout=load_timeout)
+            deadline: float | BaseException = self.sandbox.send(self._load_header(), [], timeout=load_timeout)
         except (CallTimeout, SandboxDied) as exc:
             deadline = exc  # reported by load(), as if it came with the reply
         self._pending_load = (deadline, load_timeout)
         return None
+
+    def _spawn_own(self) -> Sandbox:
+        return self.launcher.spawn(self.submission, module=self.module, function=self.function,
+                                   params=self.params, limits=self.limits, display_dir=self.display_dir,
+                                   files=self.files)
+
+    def _load_header(self) -> dict[str, Any]:
+        return {"op": "load", "shims": self.shims, "module": self.module, "function": self.function,
+                "params": list(self.params), "call_timeout": float(self.limits.call_timeout or 0)}
 
     def load(self) -> LoadInfo:
         """Spawn (if needed) and import the learner's module; cached."""
@@ -179,7 +186,7 @@ class Learner:
             reply, _ = self.sandbox.receive(deadline)
         except CallTimeout:
             if load_timeout < self.limits.load_timeout:
-                self.load_info = LoadInfo(False, failure=self._budget_failure())
+                self.load_info = LoadInfo(False, failure=budget_failure(self.budget))
                 return self.load_info
             info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.TIMEOUT,
@@ -234,7 +241,6 @@ class Learner:
                 self.sandbox.close()
             self.sandbox = None
 
-
     # -- calls -------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         return self.call(*args, **kwargs).value
@@ -244,7 +250,7 @@ class Learner:
         if self.sticky is not None:
             raise LearnerError(self.sticky.failure, kind=self.sticky.kind)
         if self.budget is not None and self.budget.exhausted:
-            self._stick(FailureKind.TIMEOUT, self._budget_failure())
+            self._stick(FailureKind.TIMEOUT, budget_failure(self.budget))
         if self.learner_seconds > self.limits.step_timeout:
             self._stick(FailureKind.TIMEOUT, Failure(
                 kind=FailureKind.TIMEOUT,
@@ -284,20 +290,13 @@ class Learner:
         except CallTimeout:
             self.timeouts += 1
             if call_timeout < self.limits.call_timeout:
-                self._stick(FailureKind.TIMEOUT, self._budget_failure())
+                self._stick(FailureKind.TIMEOUT, budget_failure(self.budget))
             self._timed_out(args, kwargs)
         except SandboxDied as exc:
             self.deaths += 1
-            kind = FailureKind.MEMORY if exc.out_of_memory else FailureKind.CRASH
-            failure = Failure(
-                kind=kind,
-                summary=f"your code {exc.message} while running {self.function}(...)"
-                        + (f" (the memory limit is {size_words(self.limits.memory)})"
-                           if exc.out_of_memory else ""),
-                details=describe_inputs(self.params, args),
-                repro=repro_line(self.function, self.params, args, kwargs),
-                hint="Return a value instead of exiting, and avoid ctypes or os-level calls.",
-            )
+            failure = death_failure(exc.message, exc.out_of_memory, self.function, self.params, args, kwargs,
+                                    self.limits.memory)
+            kind = failure.kind
             if self.deaths >= self.limits.max_deaths:
                 self._stick(kind, failure)
             raise LearnerError(failure, kind=kind) from None
@@ -351,7 +350,7 @@ class Learner:
         returned = reply["returned"] or "ndarray"
         mutated = [i for i in reply["mutated"] if 0 <= i < len(args)]
         dtype = protocol.dtype_name(raw.dtype)
-        self._note_return(returned, dtype, args, mutated)
+        add_return_notes(self.notes, self.params, returned, dtype, args, mutated)
         value = raw.astype(np.float64) if raw.dtype != np.float64 else raw
         return CallResult(value, dtype, returned, mutated, seconds, reply["output"])
 
@@ -395,7 +394,7 @@ class Learner:
                 self.budget.charge(spent)
         replies = reply.get("replies")
         if reply.get("ok") is not True or not isinstance(replies, list) or not (
-                len(replies) == n or 0 < len(replies) < n and _stopped(replies[-1])):
+                len(replies) == n or 0 < len(replies) < n and stopped_batch(replies[-1])):
             return
         by_call = in_call_order(order, replies)
         if by_call is None:
@@ -403,7 +402,7 @@ class Learner:
         for pos, sub in by_call:
             self._prefetched.append((packed.calls[pos], sub, out_blobs,
                                      list(packed.specs[pos].get("layouts") or [])))
-        if _stopped(replies[-1]) and self.sandbox is not None:
+        if stopped_batch(replies[-1]) and self.sandbox is not None:
             self.sandbox.close()  # interrupted mid-call: a fresh sandbox next time, as after a deadline
 
     def _timed_out(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> NoReturn:
@@ -425,18 +424,6 @@ class Learner:
             return seconds
         return max(0.05, min(seconds, self.budget.remaining))
 
-    def _budget_failure(self) -> Failure:
-        assert self.budget is not None
-        if self.budget.over_wall and self.budget.used <= self.budget.seconds:
-            summary = (f"timeout: grading this submission took more than {self.budget.wall:g} s in all "
-                       "(your code's calls and the checks of what they returned), so its remaining "
-                       "tests were stopped")
-        else:
-            summary = (f"timeout: this submission spent more than {self.budget.seconds:g} s in your "
-                       "code, so its remaining tests were stopped")
-        return Failure(kind=FailureKind.TIMEOUT, summary=summary,
-                       hint="Look for loops that do much more work than needed, or sleep()/input() calls.")
-
     def _stick(self, kind: FailureKind, failure: Failure) -> None:
         self.sticky = LearnerError(failure, kind=kind)
         raise self.sticky
@@ -455,27 +442,6 @@ class Learner:
         """Start afresh (a step loaded again) with `value` as its import-time output."""
         self.printed = PrintedOutput("".join(value))
 
-    def _note_return(self, returned: str, dtype: str, args: tuple[Any, ...], mutated: list[int]) -> None:
-        if returned in ("list", "tuple"):
-            self.notes.setdefault("list", f"your function returned a {returned}; NumPy arrays are "
-                                  "the usual answer (np.array(...) would convert it)")
-        elif returned.startswith("ndarray subclass"):
-            self.notes.setdefault("subclass", f"your function returned an {returned}; it was "
-                                  "judged as a plain array")
-        in_dtypes = {protocol.dtype_name(a.dtype) for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
-        if in_dtypes and dtype not in in_dtypes and "list" not in self.notes:
-            self.notes.setdefault("dtype", f"your function returned {dtype} for "
-                                  f"{'/'.join(sorted(in_dtypes))} input (not judged, but worth knowing)")
-        for i in mutated:
-            name = self.params[i] if i < len(self.params) else f"argument {i}"
-            self.notes.setdefault(f"mutated-{name}", f"your function changed its input {name} in "
-                                  "place; callers may not expect that (not judged)")
-
-
-def _stopped(reply: Any) -> bool:
-    """A batch's last reply, when the sandbox stopped the batch at a call that ran out of time."""
-    return isinstance(reply, dict) and reply.get("kind") == "timeout"
-
 
 def close_learners(learners: Sequence[Learner]) -> None:
     """Close every learner's sandbox at once (see `close_sandboxes`)."""
@@ -487,12 +453,3 @@ def close_learners(learners: Sequence[Learner]) -> None:
             learner.sandbox = None
     for sandboxes in by_launcher.values():
         close_sandboxes(list(sandboxes.values()))
-
-
-def _stub_signature(step_id: str, function: str) -> str:
-    """The catalogue's signature for `function` in `step_id`, or "" (a probe, not a step)."""
-    try:
-        ex = resolve_step(step_id)
-    except (UnknownStep, ValueError):
-        return ""
-    return ex.signature if ex.function == function else ""

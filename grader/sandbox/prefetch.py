@@ -110,3 +110,8 @@ def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[tuple[in
     if any(not isinstance(sub, dict) for _, sub in got):
         return None
     return sorted(got, key=lambda pair: pair[0])
+
+
+def stopped_batch(reply: Any) -> bool:
+    """A batch's last reply, when the sandbox stopped the batch at a call that ran out of time."""
+    return isinstance(reply, dict) and reply.get("kind") == "timeout"

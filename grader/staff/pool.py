@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attn_practice.grader.sandbox.prestart import one_blas_thread_by_default, prestart
+from attn_practice.grader.staff.affinity import handout, pin_from
 from attn_practice.grader.staff.spawn import leave_interrupts_to_the_parent, worker_context
 
 if TYPE_CHECKING:  # the engine's imports are what a worker spends its start on: not the parent's
@@ -47,8 +48,9 @@ def worker_setup(options: RunOptions) -> WorkerSetup:
 _WARM: WarmEngine | None = None
 
 
-def _init_worker() -> None:
+def _init_worker(cores: Any = None) -> None:
     global _WARM
+    pin_from(cores)  # first: the fork server started below, and its sandboxes, share the core
     leave_interrupts_to_the_parent()  # Ctrl-C is the batch's to handle: it shuts this pool down
     atexit.register(_leave_quickly)  # first registered, so it runs after every later handler
     prestart()  # its fork server imports NumPy while this process imports the engine
@@ -98,7 +100,9 @@ def _leave_quickly() -> None:
 def new_pool(jobs: int) -> ProcessPoolExecutor:
     """`jobs` worker processes (spawned: nothing of this process's state is shared)."""
     one_blas_thread_by_default()  # the workers, started after this, inherit it
-    return ProcessPoolExecutor(jobs, mp_context=worker_context(), initializer=_init_worker)
+    context = worker_context()
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(handout(context, jobs),))  # a core each (see `affinity`)
 
 
 @dataclass
