@@ -68,6 +68,27 @@ def close(got: np.ndarray, want: np.ndarray, tol: Tol) -> bool:
     return bool(np.all(np.abs(got - want) <= atol + tol.rtol * np.abs(want)))
 
 
+def close_rows(got: np.ndarray, wants: np.ndarray, tol: Tol) -> np.ndarray:
+    """`close(got, want, tol)` for each `want` stacked in `wants` (one more leading axis), at once.
+
+    False where `close` is False; True may still be False for `close`, which alone
+    tells a NaN from an inf (the diagnosis's search rules out thousands of readings
+    with this, and checks the few left one by one).
+    """
+    n = len(wants)
+    if got.size == 0 or n == 0:
+        return np.ones(n, dtype=bool)
+    flat_wants, flat_got = wants.reshape(n, -1), got.reshape(1, -1)
+    fin = np.isfinite(flat_wants)
+    same_pattern = (fin == np.isfinite(flat_got)).all(axis=1)
+    with np.errstate(all="ignore"):
+        size = np.abs(flat_wants)
+        magnitude = np.maximum(1.0, np.where(fin, size, 0.0).max(axis=1))
+        atol = (1e-8 + tol.atol * magnitude)[:, None]
+        within = np.abs(flat_got - flat_wants) <= atol + tol.rtol * size
+    return same_pattern & (within | ~fin).all(axis=1)
+
+
 def differs(out: np.ndarray, ref: np.ndarray) -> bool:
     return not close(out, ref, DIFFERS)
 
