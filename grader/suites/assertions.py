@@ -151,14 +151,7 @@ class StepContext:
         notes = getattr(self.learner, "notes", None)
         if not isinstance(notes, dict) or "dtype" not in notes or self._dtype_note_earned:
             return
-        try:
-            with np.errstate(all="ignore"):
-                ref = np.asarray(self.reference(*[a.copy() if isinstance(a, np.ndarray) else a
-                                                  for a in args], **kwargs))
-            same = np.dtype(dtype) == ref.dtype
-        except Exception:  # noqa: BLE001 - a note is a bonus: unsure means keep it
-            same = False
-        if same:
+        if np.dtype(dtype) == _reference_dtype(self.reference, args, kwargs):
             notes.pop("dtype", None)
         else:
             self._dtype_note_earned = True
@@ -457,6 +450,29 @@ def input_size(inputs: Sequence[Any]) -> tuple[int, int]:
     """(elements, largest rank) of a failing call's inputs: how a learner measures "small"."""
     arrays = [np.asarray(a) for a in inputs if isinstance(a, (np.ndarray, list, tuple))]
     return sum(int(a.size) for a in arrays), max((a.ndim for a in arrays), default=0)
+
+
+
+def _reference_dtype(reference: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> np.dtype | None:
+    """The dtype of the reference's answer on inputs of these dtypes (None: it raised).
+
+    It hangs on the inputs' dtypes alone (NumPy's promotion rules), so it is worked out
+    once per kind of input: a float32 test asked it on every call, a reference
+    computation each time.
+    """
+    key = (reference, tuple(a.dtype if isinstance(a, np.ndarray) else type(a) for a in args),
+           tuple((k, v.dtype if isinstance(v, np.ndarray) else type(v)) for k, v in sorted(kwargs.items())))
+    if key not in _REFERENCE_DTYPES:
+        try:
+            with np.errstate(all="ignore"):
+                out = np.asarray(reference(*[a.copy() if isinstance(a, np.ndarray) else a for a in args], **kwargs))
+            _REFERENCE_DTYPES[key] = out.dtype
+        except Exception:  # noqa: BLE001 - a note is a bonus: unsure means keep it
+            _REFERENCE_DTYPES[key] = None
+    return _REFERENCE_DTYPES[key]
+
+
+_REFERENCE_DTYPES: dict[tuple[Any, ...], np.dtype | None] = {}
 
 
 def _completed(exc: LearnerError) -> Failure:
