@@ -8,6 +8,7 @@ call the test makes is the prefetched one (else it runs on its own).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,7 +98,13 @@ def single_reply(reply: dict[str, Any]) -> dict[str, Any]:
 
 def batch_order(salt: int, n: int) -> list[int]:
     """The order a batch of `n` calls runs in: drawn from the salt, never the suite's own."""
-    return [int(i) for i in np.random.default_rng([int(salt), n]).permutation(n)]
+    return list(_order(int(salt), n))
+
+
+@functools.lru_cache(maxsize=256)
+def _order(salt: int, n: int) -> tuple[int, ...]:
+    # a submission's batches come in a few sizes: each order is drawn (and its seed hashed) once
+    return tuple(int(i) for i in np.random.default_rng([salt, n]).permutation(n))
 
 
 def in_call_order(order: Sequence[int], replies: Sequence[Any]) -> list[tuple[int, dict[str, Any]]] | None:

@@ -152,11 +152,10 @@ def _spec(draw: Any, shape: tuple[int, ...], dtype: Any, bound: float) -> list[A
 def _make(spec: list[Any], salt: int | None) -> np.ndarray:
     """The array `spec` describes under `salt`: a fresh copy of one built once per salt.
 
-    A submission's tests rebuild the same recipe again and again (derandomised
-    draws repeat across tests, replays and the prefetch's dry run): more than
-    half of ~600 arrays per graded submission. Building one means a seeded
-    generator (~10 µs) and its fill; a copy is a fraction of that, and no
-    caller can change what the next one gets.
+    A submission's tests rebuild the same recipe again and again (derandomised draws
+    repeat across tests, replays and the prefetch's dry run): a seeded generator and its
+    fill each time; a copy costs a fraction of that, and no caller can change what the
+    next one gets.
     """
     shape, dtype, style, seed, bound = spec
     key = (salt, tuple(shape), str(dtype), str(style), int(seed), float(bound))
@@ -192,26 +191,28 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
                  salt: int | None = None) -> np.ndarray:
     rng = _rng(seed, salt)
     small = min(bound, 3.0)
-    # Whole numbers as floor(uniform) and picks as indexing: a third of integers().astype()
-    # and of choice(), some 400 arrays per submission.
+    # Whole numbers as floor(uniform), picks as indexing (a third of integers().astype() and of
+    # choice()), steps in place: some 400 arrays per submission.
     if style == "small-ints":
-        a = np.floor(rng.uniform(-int(small), int(small) + 1, size=shape))
+        a = rng.uniform(-int(small), int(small) + 1, size=shape)
+        a = np.floor(a, out=a) if a.ndim else np.floor(a)
     elif style == "normal":
         a = rng.normal(0.0, min(bound / 3, 2.0), size=shape)
     elif style == "uniform":
         a = rng.uniform(-bound, bound, size=shape)
     elif style == "wide-ints":
-        a = np.floor(rng.uniform(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape))
+        a = rng.uniform(-int(min(bound, 1e6)), int(min(bound, 1e6)) + 1, size=shape)
+        a = np.floor(a, out=a) if a.ndim else np.floor(a)
     elif style == "mixed-scale":
         top = int(np.floor(np.log10(max(bound, 1.0))))
         a = rng.uniform(0.1, 1.0, size=shape) * np.power(10.0, np.floor(rng.uniform(-3, top + 1, size=shape)))
-        a = np.where(rng.random(shape) < 0.5, -a, a)
+        a = np.negative(a, out=a, where=rng.random(shape) < 0.5) if a.ndim else np.where(rng.random(shape) < 0.5, -a, a)
     elif style == "positive":  # one sign: sums do not cancel, so a relative error shows whole
         a = rng.uniform(bound / 10, bound, size=shape)
     else:  # extremes: values at and near the bound, with zeros
         a = np.array([-bound, -bound / 2, 0.0, bound / 2, bound])[rng.integers(0, 5, size=shape)]
     if style in _MAY_EXCEED or a.ndim == 0:  # the others stay within +-bound by construction
-        a = np.clip(a, -bound, bound)
+        a = np.clip(a, -bound, bound, out=a) if a.ndim else np.clip(a, -bound, bound)
     if dtype == _FLOAT64:  # already float64 and fresh: no copy, no overflow to silence
         return a
     with np.errstate(over="ignore"):
