@@ -23,7 +23,7 @@ needs_two_cores = pytest.mark.skipif(len(USABLE) < 2, reason="pinning needs two 
 PRINTS_ITS_CORES = 'import os\nprint("cores", sorted(os.sched_getaffinity(0)))\n'
 
 
-def _cores_seen(tmp_path: Path, jobs: int, env: dict[str, str] | None = None) -> list[list[int]]:
+def _cores_seen(tmp_path: Path, jobs: int, env: dict[str, str] | None = None, *extra: str) -> list[list[int]]:
     """Grade four submissions whose step 3 prints its cores; the cores each one printed."""
     subs = []
     for i in range(4):
@@ -31,8 +31,8 @@ def _cores_seen(tmp_path: Path, jobs: int, env: dict[str, str] | None = None) ->
         (sub / "step3_softmax.py").write_text((sub / "step3_softmax.py").read_text() + PRINTS_ITS_CORES)
         subs.append(str(sub))
     out = tmp_path / f"report-{jobs}.json"
-    res = run_script(["grade", *subs, "--format", "json", "--no-cache", "--jobs", str(jobs), "--out", str(out)],
-                     cwd=tmp_path, env=env)
+    res = run_script(["grade", *subs, "--format", "json", "--no-cache", "--jobs", str(jobs), "--out", str(out),
+                      *extra], cwd=tmp_path, env=env)
     assert res.exit_code == 0, res
     seen = []
     for report in json.loads(out.read_text()):
@@ -47,6 +47,13 @@ def _cores_seen(tmp_path: Path, jobs: int, env: dict[str, str] | None = None) ->
 @needs_two_cores
 def test_each_worker_s_sandboxes_run_on_one_core_of_its_own(tmp_path: Path) -> None:
     seen = _cores_seen(tmp_path, 2)
+    assert all(len(cores) == 1 and cores[0] in USABLE for cores in seen), seen
+
+
+@needs_two_cores
+def test_a_local_dask_cluster_s_workers_each_grade_on_one_core(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    seen = _cores_seen(tmp_path, 2, None, "--dask", "local")
     assert all(len(cores) == 1 and cores[0] in USABLE for cores in seen), seen
 
 

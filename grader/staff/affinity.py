@@ -60,4 +60,30 @@ def pin_from(cores_queue: Any | None) -> int | None:
     return None
 
 
-__all__ = ["PIN_ENV", "cores_for", "handout", "pin_from"]
+#: A local Dask cluster's cores, one per worker by its name (0, 1, ...), for its workers to
+#: read (they inherit the environment of the process that starts the cluster).
+DASK_CORES_ENV = "ATTN_PRACTICE_DASK_CORES"
+
+
+def dask_cores(workers: int) -> str:
+    """The value of `DASK_CORES_ENV` for a local cluster of `workers` ("" : no pinning)."""
+    cores = cores_for(workers)
+    return ",".join(str(c) for c in cores) if cores else ""
+
+
+def pin_dask_worker(name: Any) -> int | None:
+    """In a local Dask worker's grading thread: run on the core its name was given, if any.
+
+    Only the calling thread is pinned (and the fork server it starts, with its
+    sandboxes); the worker's own threads for the scheduler and its peers are left free.
+    """
+    cores = [int(c) for c in os.environ.get(DASK_CORES_ENV, "").split(",") if c.strip().isdigit()]
+    if not cores or not isinstance(name, int) or not 0 <= name < len(cores):
+        return None
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, {cores[name]})
+        return cores[name]
+    return None
+
+
+__all__ = ["DASK_CORES_ENV", "PIN_ENV", "cores_for", "dask_cores", "handout", "pin_dask_worker", "pin_from"]

@@ -23,6 +23,7 @@ from attn_practice import __version__
 from attn_practice.grader.catalog import load_catalog
 from attn_practice.grader.results import GradeReport
 from attn_practice.grader.sandbox import submission
+from attn_practice.grader.staff.affinity import DASK_CORES_ENV, dask_cores, pin_dask_worker
 
 #: Bounds on what one submission may ship to a worker (see `submission.remote_payload`).
 MAX_FILE_BYTES = submission.MAX_FILE_BYTES
@@ -128,6 +129,8 @@ def _worker_engine(options: Any) -> Any:
     from attn_practice.grader.staff.worker import WarmEngine
 
     if getattr(_WORKER, "warm", None) is None:
+        with contextlib.suppress(ValueError):  # not in a Dask worker: nothing to pin
+            pin_dask_worker(_import_distributed().get_worker().name)  # before its fork server starts
         _WORKER.warm = WarmEngine()
     return _WORKER.warm.get(options)
 
@@ -238,9 +241,12 @@ def _connect(address: str, security: Any, workers: int | None = None) -> Iterato
     # its own: heaps it trims and faults in again per submission. One arena, as the pool's
     # workers (which grade on their main thread) have: about 5% of a class's time in our runs.
     os.environ.setdefault("MALLOC_ARENA_MAX", "1")
+    n_workers = workers or os.cpu_count() or 1
+    # each worker on a core of its own, as the local pool's (see `affinity`)
+    os.environ[DASK_CORES_ENV] = dask_cores(n_workers)
     with temporary_security() as sec, dask.config.set(LOCAL_WORKER_CONFIG):
         cluster = distributed.LocalCluster(
-            n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
             protocol="tls://", host="127.0.0.1", security=sec,
         )
         try:
