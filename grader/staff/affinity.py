@@ -5,8 +5,9 @@ waits, the sandbox answers and waits, the worker checks the answers. Two
 such pairs on two cores kept the cores only ~90 % busy: the scheduler
 often woke a sandbox on the core the other pair was using (and queued it
 there) while its own worker's core fell idle. With each pair on a core of
-its own, a pair never waits for the other's core: a class of 200 graded
-~10-15 % faster with `--jobs 2` on 2 cores (`bench/side_by_side.py`).
+its own, a pair never waits for the other's core: the cores ~94 % busy, and
+a class of 200 graded 6-20 % faster with `--jobs 2` on 2 cores (a noisy
+virtual machine; `bench/side_by_side.py`).
 
 Only when every worker gets a core no other worker has (`--jobs` at most
 the usable cores), and the sandboxes and fork server a worker starts
