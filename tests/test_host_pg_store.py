@@ -219,8 +219,10 @@ def test_a_reader_polling_events_never_skips_one_written_by_another_process(pg_u
         done = threading.Event()
         seen: list[int] = []
 
+        start = reader.last_event_id()  # before any writer runs: the poller thread may start late
+
         def poll() -> None:
-            cursor = reader.last_event_id()
+            cursor = start
             while True:
                 finished = done.is_set()
                 events, cursor = reader.events_since(cursor)

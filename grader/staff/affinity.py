@@ -9,9 +9,11 @@ its own, a pair never waits for the other's core: the cores ~94 % busy, and
 a class of 200 graded 6-20 % faster with `--jobs 2` on 2 cores (a noisy
 virtual machine; `bench/side_by_side.py`).
 
-Only when every worker gets a core no other worker has (`--jobs` at most
-the usable cores), and the sandboxes and fork server a worker starts
-inherit its core. `ATTN_PRACTICE_PIN=0` leaves the scheduler free.
+Only when the workers are as many as the usable cores, one on each (the
+sandboxes and fork server a worker starts inherit its core): with fewer,
+pinning them to the first cores would pile two grading runs side by side
+onto the same cores while others idle. `ATTN_PRACTICE_PIN=0` leaves the
+scheduler free.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ PIN_ENV = "ATTN_PRACTICE_PIN"
 
 
 def cores_for(jobs: int) -> list[int] | None:
-    """The cores to hand out, one per worker, or None (fewer cores than workers, one worker, off)."""
+    """The cores to hand out, one per worker, or None (not one worker per usable core, or off)."""
     if os.environ.get(PIN_ENV, "1").strip() == "0" or jobs < 2:
         return None
     try:
         usable = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return None
-    return usable[:jobs] if len(usable) >= jobs else None
+    return usable if len(usable) == jobs else None
 
 
 def handout(context: Any, jobs: int) -> Any | None:
