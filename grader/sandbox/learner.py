@@ -141,7 +141,10 @@ class Learner:
             self.sandbox = self.shared.take(self.module, self.function, self.params) if self.shared else None
             self._shared_load = self.sandbox is not None
             if self.sandbox is None:
-                self.sandbox = self._spawn_own()
+                self.sandbox = self.launcher.spawn(
+                    self.submission, module=self.module, function=self.function, params=self.params,
+                    limits=self.limits, display_dir=self.display_dir, files=self.files,
+                )
         except (RuntimeError, OSError) as exc:
             self.load_info = LoadInfo(False, failure=Failure(
                 kind=FailureKind.INTERNAL,
@@ -153,20 +156,14 @@ class Learner:
             return self.load_info
         load_timeout = self._timeout(self.limits.load_timeout)
         try:
-            deadline: float | BaseException = self.sandbox.send(self._load_header(), [], timeout=load_timeout)
+            deadline: float | BaseException = self.sandbox.send(
+                {"op": "load", "shims": self.shims, "module": self.module, "function": self.function,
+                 "params": list(self.params), "call_timeout": float(self.limits.call_timeout or 0)},
+                [], timeout=load_timeout)
         except (CallTimeout, SandboxDied) as exc:
             deadline = exc  # reported by load(), as if it came with the reply
         self._pending_load = (deadline, load_timeout)
         return None
-
-    def _spawn_own(self) -> Sandbox:
-        return self.launcher.spawn(self.submission, module=self.module, function=self.function,
-                                   params=self.params, limits=self.limits, display_dir=self.display_dir,
-                                   files=self.files)
-
-    def _load_header(self) -> dict[str, Any]:
-        return {"op": "load", "shims": self.shims, "module": self.module, "function": self.function,
-                "params": list(self.params), "call_timeout": float(self.limits.call_timeout or 0)}
 
     def load(self) -> LoadInfo:
         """Spawn (if needed) and import the learner's module; cached."""

@@ -18,7 +18,6 @@ scheduler free.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 from typing import Any
@@ -57,10 +56,16 @@ def pin_from(cores_queue: Any | None) -> int | None:
         core = cores_queue.get(timeout=1)
     except (queue.Empty, OSError, EOFError, ValueError):
         return None  # a worker started after the others (a replacement): the scheduler decides
-    with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, {int(core)})
-        return int(core)
-    return None
+    return _pin(int(core))
+
+
+def _pin(core: int) -> int | None:
+    """Run the calling thread (and what it starts from now on) on `core` alone; the core, or None."""
+    try:
+        os.sched_setaffinity(0, {core})
+    except OSError:
+        return None
+    return core
 
 
 #: A local Dask cluster's cores, one per worker by its name (0, 1, ...), for its workers to
@@ -83,10 +88,7 @@ def pin_dask_worker(name: Any) -> int | None:
     cores = [int(c) for c in os.environ.get(DASK_CORES_ENV, "").split(",") if c.strip().isdigit()]
     if not cores or not isinstance(name, int) or not 0 <= name < len(cores):
         return None
-    with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, {cores[name]})
-        return cores[name]
-    return None
+    return _pin(cores[name])
 
 
 __all__ = ["DASK_CORES_ENV", "PIN_ENV", "cores_for", "dask_cores", "handout", "pin_dask_worker", "pin_from"]

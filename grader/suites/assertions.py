@@ -452,7 +452,6 @@ def input_size(inputs: Sequence[Any]) -> tuple[int, int]:
     return sum(int(a.size) for a in arrays), max((a.ndim for a in arrays), default=0)
 
 
-
 def _reference_dtype(reference: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> np.dtype | None:
     """The dtype of the reference's answer on inputs of these dtypes (None: it raised).
 

@@ -192,7 +192,7 @@ def _materialize(shape: tuple[int, ...], dtype: np.dtype, style: str, seed: int,
     rng = _rng(seed, salt)
     small = min(bound, 3.0)
     # Whole numbers as floor(uniform), picks as indexing (a third of integers().astype() and of
-    # choice()), steps in place: some 400 arrays per submission.
+    # choice()), steps in place (0-d: not, so they stay the NumPy scalars they were): ~400 a submission.
     if style == "small-ints":
         a = rng.uniform(-int(small), int(small) + 1, size=shape)
         a = np.floor(a, out=a) if a.ndim else np.floor(a)
