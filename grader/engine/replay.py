@@ -32,6 +32,8 @@ import numpy as np
 import pytest
 
 from attn_practice.grader.atomic import write_atomic
+from attn_practice.grader.engine.call_template import CallTemplate, dry_calls
+from attn_practice.grader.engine.call_template import learn as learn_template
 from attn_practice.grader.engine.hypothesis_setup import seed_test
 from attn_practice.grader.engine.secret import secret_tag
 from attn_practice.grader.paths import SUITES_DIR
@@ -81,6 +83,13 @@ class ExampleReplay:
         # The calls each recording makes, learned by one dry run and encoded once:
         # the same for every submission (see `_prefetch`).
         self._calls: dict[tuple[str, int, str], PackedCalls] = {}
+        #: What each test's calls are as a function of its examples (see `call_template`), by
+        #: (node id, max_examples, step); None: not such a function, a dry run each time.
+        self._templates: dict[tuple[str, int, str], CallTemplate | None] = {}
+        #: Calls known without a dry run (templates, plain tests' calls) are used (tests compare).
+        self.known_calls = True
+        #: A plain test's calls, the same under every salt: learned once, packed per submission.
+        self._plain_calls: dict[tuple[str, int, str], list[tuple[tuple[Any, ...], dict[str, Any], int | None]]] = {}
         if store is not None:
             self._load()
 
@@ -106,7 +115,8 @@ class ExampleReplay:
             recorded = self._record_from_reference(item, hyp, original, funcargs, key)
         if recorded is not None:
             examples = [_materialize(ex, self.salt) for ex in recorded]
-            self._prefetch(key, examples, original, funcargs)
+            self._prefetch(key, examples, original, funcargs,
+                           recording=recorded if self.salt is not None and is_ours(item) else None)
             try:
                 smallest = _replay_all(examples, original, funcargs, stop_at_first=shrink,
                                        fresh=self.salt is not None)
@@ -188,17 +198,22 @@ class ExampleReplay:
 
     def _forget(self, key: tuple[str, int]) -> None:
         self.recordings.pop(key, None)
-        for k in [k for k in self._calls if k[:2] == key]:
-            del self._calls[k]
+        for cache in (self._calls, self._templates, self._plain_calls):
+            for k in [k for k in cache if k[:2] == key]:
+                del cache[k]
 
     def _prefetch(self, key: tuple[str, int], recorded: list[dict[str, Any]], test: Any,
-                  funcargs: dict[str, Any]) -> None:
+                  funcargs: dict[str, Any], *, recording: list[dict[str, Any]] | None = None) -> None:
         """Send the learner every call the replay will make, in one round trip.
 
         Which calls those are is learned by a dry run of the test on the
-        recording, every call answered by the reference (as a correct solution
-        would answer). The real run then takes the learner's answers from the
-        batch while its calls match, and goes back to single calls if not.
+        examples `recorded`, every call answered by the reference (as a correct
+        solution would answer); or, for a test of ours with a `recording` whose
+        calls are a fixed function of its examples, built from them by its
+        template (see `call_template`). A plain test's calls are the same for
+        every submission: learned once. The real run then takes the learner's
+        answers from the batch while its calls match, and goes back to single
+        calls if not.
         """
         ctx = funcargs.get("step")
         if not isinstance(ctx, StepContext) or not hasattr(ctx.learner, "prefetch"):
@@ -206,19 +221,31 @@ class ExampleReplay:
         calls_key = (*key, ctx.exercise.id, self.salt)
         packed = self._calls.get(calls_key)
         if packed is None:
-            calls: list[tuple[tuple[Any, ...], dict[str, Any], int | None]] = []
-            ctx.collecting, ctx.dry_run = calls, True
-            try:
-                for example in recorded:
-                    test(**funcargs, **_copy_example(example))
-            except Exception:  # noqa: BLE001 - a dry run that breaks just batches less
-                pass
-            finally:
-                ctx.collecting, ctx.dry_run = None, False
+            calls = self._known_calls(key, ctx, recorded, test, funcargs, recording)
+            if calls is None:
+                calls = _dry_run(test, funcargs, recorded)
+                if key[1] == 0 and self.salt is not None:
+                    self._plain_calls[(*key, ctx.exercise.id)] = calls
             if self.salt is not None and len(self._calls) > 2000:
                 self._calls.clear()  # one submission's calls are worth nothing to the next
             packed = self._calls[calls_key] = pack_calls(calls, getattr(ctx.learner, "layout_salt", 0))
         ctx.learner.prefetch(packed)
+
+    def _known_calls(self, key: tuple[str, int], ctx: StepContext, examples: list[dict[str, Any]], test: Any,
+                     funcargs: dict[str, Any], recording: list[dict[str, Any]] | None,
+                     ) -> list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None:
+        """The calls `test` makes on `examples`, without a dry run where they are known (else None)."""
+        known = (*key, ctx.exercise.id)
+        if not self.known_calls:
+            return None
+        if key[1] == 0:
+            return self._plain_calls.get(known) if self.salt is not None else None
+        if recording is None:
+            return None
+        if known not in self._templates:
+            self._templates[known] = learn_template(test, funcargs, recording, _materialize)
+        template = self._templates[known]
+        return template.apply(examples) if template is not None else None
 
     # -- storage ---------------------------------------------------------------
     def _load(self) -> None:
@@ -276,6 +303,12 @@ class ExampleReplay:
         except OSError:
             return  # a read-only home: replay stays in memory for this run
         self.dirty = False
+
+
+def _dry_run(test: Any, funcargs: dict[str, Any],
+             examples: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], dict[str, Any], int | None]]:
+    """The calls `test` makes on copies of `examples`, each answered by the reference."""
+    return dry_calls(test, funcargs, [_copy_example(ex) for ex in examples])[0]
 
 
 def _replay_all(recorded: list[dict[str, Any]], test: Any, funcargs: dict[str, Any], *,
