@@ -27,25 +27,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-STEPS = ["step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "step5_attention"]
-
-
-#: plain pytest: the repository's own settings (pyproject's addopts start three xdist workers
-#: for the suite) must not reach the anchor, which would then time xdist's start-up
-PLAIN = ("-c", os.devnull, "-p", "no:cacheprovider", "-p", "no:xdist")
-
-
-def cli() -> list[str]:
-    """The console script as a venv user runs it: the one installed next to this Python.
-
-    (Not a PATH lookup: a version manager's shim in front of it, like pyenv's,
-    adds ~0.1 s of its own to every run, and a fresh venv has none.)
-    """
-    beside = Path(sys.executable).parent / "attn-practice"
-    if beside.is_file():
-        return [str(beside)]
-    exe = shutil.which("attn-practice")
-    return [exe] if exe else [sys.executable, "-m", "attn_practice"]
+# One definition of the anchor's pytest flags, the five steps and the console script, shared
+# with side_by_side.py (beside this file, so on sys.path when either runs as a script).
+from side_by_side import PLAIN, STEPS, cli  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:

@@ -91,3 +91,20 @@ def test_a_worker_without_a_core_left_runs_where_the_scheduler_puts_it() -> None
     assert affinity.pin_from(None) is None
     empty = context.Queue()
     assert affinity.pin_from(empty) is None  # waits briefly, then leaves the affinity alone
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_leaves_no_core_list_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core list is for the cluster's own workers: taken back once they started, as it was."""
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    from attn_practice.grader.staff import distributed
+
+    for before in (None, "7"):
+        if before is None:
+            monkeypatch.delenv(affinity.DASK_CORES_ENV, raising=False)
+        else:
+            monkeypatch.setenv(affinity.DASK_CORES_ENV, before)
+        with distributed._connect("local", None, workers=1) as client:
+            assert os.environ.get(affinity.DASK_CORES_ENV) == before
+            assert len(client.scheduler_info()["workers"]) == 1
+        assert os.environ.get(affinity.DASK_CORES_ENV) == before

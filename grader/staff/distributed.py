@@ -242,13 +242,21 @@ def _connect(address: str, security: Any, workers: int | None = None) -> Iterato
     # workers (which grade on their main thread) have: about 5% of a class's time in our runs.
     os.environ.setdefault("MALLOC_ARENA_MAX", "1")
     n_workers = workers or os.cpu_count() or 1
-    # each worker on a core of its own, as the local pool's (see `affinity`)
+    # each worker on a core of its own, as the local pool's (see `affinity`); read by the
+    # workers as they start, and taken back after, so nothing started later inherits it
+    before = os.environ.get(DASK_CORES_ENV)
     os.environ[DASK_CORES_ENV] = dask_cores(n_workers)
     with temporary_security() as sec, dask.config.set(LOCAL_WORKER_CONFIG):
-        cluster = distributed.LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-            protocol="tls://", host="127.0.0.1", security=sec,
-        )
+        try:
+            cluster = distributed.LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                protocol="tls://", host="127.0.0.1", security=sec,
+            )
+        finally:
+            if before is None:
+                os.environ.pop(DASK_CORES_ENV, None)
+            else:
+                os.environ[DASK_CORES_ENV] = before
         try:
             client = distributed.Client(cluster, security=sec)
             try:
