@@ -25,11 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 # One definition of the anchor's pytest flags, the five steps and the console script, shared
 # with side_by_side.py (beside this file, so on sys.path when either runs as a script).
-from side_by_side import PLAIN, STEPS, cli  # noqa: E402
+from side_by_side import PLAIN, STEPS, cli
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
 
 def timed(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:

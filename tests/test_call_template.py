@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_class_rate import _Batcher
 from test_grade import make_submission
 
 from attn_practice.grader.catalog import resolve_step
@@ -29,18 +30,6 @@ from attn_practice.reference import attention
 
 ALL_FILES = ("step1_scores", "step2_scale", "step3_softmax", "step4_weighted_sum", "step5_attention",
              "step6_masked", "step7_self_attention", "step8_multi_head")
-
-
-class _Batcher:
-    """Stands in for `Learner`: keeps the batches sent."""
-
-    layout_salt = 7
-
-    def __init__(self) -> None:
-        self.batches: list[Any] = []
-
-    def prefetch(self, packed: Any) -> None:
-        self.batches.append(packed)
 
 
 def _recording(seeds: list[int]) -> list[dict[str, Any]]:

@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from attn_practice.grader.suites.assertions import StepContext
-
 #: The two salts a template is learned under (any two distinct salts would do; fixed, so
 #: every engine learns the same template).
 LEARNING_SALTS = (0x5EED_0001, 0x5EED_0002)
@@ -79,8 +77,6 @@ def dry_calls(test: Callable[..., Any], funcargs: dict[str, Any], examples: Sequ
 def learn(test: Callable[..., Any], funcargs: dict[str, Any], recorded: Sequence[dict[str, Any]],
           materialize: Callable[[dict[str, Any], int], dict[str, Any]]) -> CallTemplate | None:
     """The template of `test` on `recorded`, or None when its calls are not a fixed function of them."""
-    if not isinstance(funcargs.get("step"), StepContext):
-        return None
     learned = []
     for salt in LEARNING_SALTS:
         examples = [materialize(ex, salt) for ex in recorded]

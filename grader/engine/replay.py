@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from attn_practice.grader.atomic import write_atomic
-from attn_practice.grader.engine.call_template import CallTemplate, dry_calls
+from attn_practice.grader.engine.call_template import Call, CallTemplate, dry_calls
 from attn_practice.grader.engine.call_template import learn as learn_template
 from attn_practice.grader.engine.hypothesis_setup import seed_test
 from attn_practice.grader.engine.secret import secret_tag
@@ -89,7 +89,7 @@ class ExampleReplay:
         #: Calls known without a dry run (templates, plain tests' calls) are used (tests compare).
         self.known_calls = True
         #: A plain test's calls, the same under every salt: learned once, packed per submission.
-        self._plain_calls: dict[tuple[str, int, str], list[tuple[tuple[Any, ...], dict[str, Any], int | None]]] = {}
+        self._plain_calls: dict[tuple[str, int, str], list[Call]] = {}
         if store is not None:
             self._load()
 
@@ -115,8 +115,7 @@ class ExampleReplay:
             recorded = self._record_from_reference(item, hyp, original, funcargs, key)
         if recorded is not None:
             examples = [_materialize(ex, self.salt) for ex in recorded]
-            self._prefetch(key, examples, original, funcargs,
-                           recording=recorded if self.salt is not None and is_ours(item) else None)
+            self._prefetch(key, examples, original, funcargs, recording=recorded if is_ours(item) else None)
             try:
                 smallest = _replay_all(examples, original, funcargs, stop_at_first=shrink,
                                        fresh=self.salt is not None)
@@ -221,31 +220,27 @@ class ExampleReplay:
         calls_key = (*key, ctx.exercise.id, self.salt)
         packed = self._calls.get(calls_key)
         if packed is None:
-            calls = self._known_calls(key, ctx, recorded, test, funcargs, recording)
-            if calls is None:
-                calls = _dry_run(test, funcargs, recorded)
-                if key[1] == 0 and self.salt is not None:
-                    self._plain_calls[(*key, ctx.exercise.id)] = calls
+            calls = self._calls_of(key, ctx, recorded, test, funcargs, recording)
             if self.salt is not None and len(self._calls) > 2000:
                 self._calls.clear()  # one submission's calls are worth nothing to the next
             packed = self._calls[calls_key] = pack_calls(calls, getattr(ctx.learner, "layout_salt", 0))
         ctx.learner.prefetch(packed)
 
-    def _known_calls(self, key: tuple[str, int], ctx: StepContext, examples: list[dict[str, Any]], test: Any,
-                     funcargs: dict[str, Any], recording: list[dict[str, Any]] | None,
-                     ) -> list[tuple[tuple[Any, ...], dict[str, Any], int | None]] | None:
-        """The calls `test` makes on `examples`, without a dry run where they are known (else None)."""
+    def _calls_of(self, key: tuple[str, int], ctx: StepContext, examples: list[dict[str, Any]], test: Any,
+                  funcargs: dict[str, Any], recording: list[dict[str, Any]] | None) -> list[Call]:
+        """The calls `test` makes on `examples`: salted, a plain test's learned once and a
+        template's built from them; else (and always in `check`) a dry run."""
         known = (*key, ctx.exercise.id)
-        if not self.known_calls:
-            return None
+        if not self.known_calls or self.salt is None:
+            return _dry_run(test, funcargs, examples)
         if key[1] == 0:
-            return self._plain_calls.get(known) if self.salt is not None else None
-        if recording is None:
-            return None
-        if known not in self._templates:
+            if known not in self._plain_calls:
+                self._plain_calls[known] = _dry_run(test, funcargs, examples)
+            return self._plain_calls[known]
+        if recording is not None and known not in self._templates:
             self._templates[known] = learn_template(test, funcargs, recording, _materialize)
-        template = self._templates[known]
-        return template.apply(examples) if template is not None else None
+        template = self._templates.get(known) if recording is not None else None
+        return template.apply(examples) if template is not None else _dry_run(test, funcargs, examples)
 
     # -- storage ---------------------------------------------------------------
     def _load(self) -> None:
@@ -305,8 +300,7 @@ class ExampleReplay:
         self.dirty = False
 
 
-def _dry_run(test: Any, funcargs: dict[str, Any],
-             examples: list[dict[str, Any]]) -> list[tuple[tuple[Any, ...], dict[str, Any], int | None]]:
+def _dry_run(test: Any, funcargs: dict[str, Any], examples: list[dict[str, Any]]) -> list[Call]:
     """The calls `test` makes on copies of `examples`, each answered by the reference."""
     return dry_calls(test, funcargs, [_copy_example(ex) for ex in examples])[0]
 
