@@ -14,9 +14,10 @@ if it fails again the report says so and is never cached (CONTRACT 4.4).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from attn_practice.grader.staff.pool import (
     take,
     worker_setup,
 )
+from attn_practice.grader.staff.taking import Keyer
 from attn_practice.grader.staff.worker import batch_engine, grade_with
 from attn_practice.grader.staff.worker import grader_error as _grader_error
 
@@ -95,62 +97,54 @@ def run_grading(request: GradeRequest) -> list[GradeReport]:
     """Grade every submission; returns reports in the order given.
 
     Each submission is copied first and the copy is hashed and graded
-    (`staff.snapshot`); reports are graded under the cache's PLACEHOLDER and
+    (`staff.snapshot`; the copies are taken on a thread, ahead of the workers:
+    `staff.taking`); reports are graded under the cache's PLACEHOLDER and
     attached to their own submission's path on the way out (`staff.cache`).
     """
     from attn_practice.grader.staff.cache import attach, normalise
     from attn_practice.grader.staff.progress import Progress
     from attn_practice.grader.staff.snapshot import Snapshots
+    from attn_practice.grader.staff.taking import Taken
 
     course = request.course or default_course()
     options = options_for(course)
     labels = list(request.labels or [str(p) for p in request.submissions])
     results: dict[int, GradeReport] = {}
-    with Snapshots() as snapshots:
-        paths, copied = _take_all(snapshots, request.submissions)
-        cache, keys = _open_cache(request, course, paths, options.secret)
-        keys = [k if ok else None for k, ok in zip(keys, copied, strict=True)]
-        todo = []
-        for i in range(len(paths)):
-            cached = cache.get(keys[i]) if cache is not None and keys[i] else None
-            if cached is not None:
-                results[i] = cached
-            else:
-                todo.append(i)
+    cache, keyer = _open_cache(request, course, options.secret)
+    # Copies are taken (and hashed) on a thread while the first ones are graded (`staff.taking`).
+    with Snapshots() as snapshots, Taken(snapshots, request.submissions, keyer) as paths:
         with Progress(len(paths), enabled=request.progress) as progress:
-            for i in results:
-                progress.advance(results[i])
+
+            def todo() -> Iterator[int]:
+                """The submissions to grade, in order; a cached one is served on the way."""
+                for i in range(len(paths)):
+                    key = paths.key(i)
+                    cached = cache.get(key) if cache is not None and key else None
+                    if cached is None:
+                        yield i
+                    else:
+                        results[i] = cached
+                        progress.advance(cached)
+
             fresh = []
             anonymous = [PLACEHOLDER] * len(paths)
-            for i, report in _grade_todo(request, options, course, paths, anonymous, todo):
+            for i, report in _grade_todo(request, options, course, paths, anonymous, todo()):
                 results[i] = normalise(report, str(paths[i]))
                 fresh.append(i)
                 progress.advance(report)
         if cache is not None:
             _confirm_timeouts(options, paths, results, fresh)
             for i in fresh:
-                if keys[i]:
-                    cache.put(keys[i], results[i])  # refuses what is not `cacheable`
+                key = paths.key(i)
+                if key:
+                    cache.put(key, results[i])  # refuses what is not `cacheable`
     where = list(request.graded_paths or [""] * len(paths))
     # One total per course (CONTRACT 4.1), cached or fresh, whatever files each held.
     return [replace(course.apply(attach(results[i], labels[i])), graded_path=where[i])
             for i in range(len(paths)) if i in results]
 
 
-def _take_all(snapshots: Any, sources: Sequence[Path]) -> tuple[list[Path], list[bool]]:
-    """A copy of each submission to hash and grade; the original (never cached) if it cannot be copied."""
-    paths, copied = [], []
-    for source in sources:
-        try:
-            paths.append(snapshots.take(source))
-            copied.append(True)
-        except (OSError, ValueError):
-            paths.append(Path(source))
-            copied.append(False)
-    return paths, copied
-
-
-def _confirm_timeouts(options: RunOptions, paths: list[Path], results: dict[int, GradeReport],
+def _confirm_timeouts(options: RunOptions, paths: Sequence[Path], results: dict[int, GradeReport],
                       fresh: list[int]) -> None:
     """Mark fresh timeouts that overran by a wide margin, so they may be cached (`staff.timeouts`)."""
     from attn_practice.grader.staff.timeouts import confirm, timed_out_steps
@@ -161,14 +155,17 @@ def _confirm_timeouts(options: RunOptions, paths: list[Path], results: dict[int,
             results[i] = report
 
 
-def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, paths: list[Path],
-                labels: list[str], todo: list[int]) -> Iterator[tuple[int, GradeReport]]:
-    jobs = min(request.jobs or os.cpu_count() or 1, len(todo))
-    if jobs <= 1 or request.dask_address:
+def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, paths: Sequence[Path],
+                labels: list[str], todo: Iterator[int]) -> Iterator[tuple[int, GradeReport]]:
+    """Grade the submissions `todo` yields (lazily: their copies may still be on the way)."""
+    first = list(itertools.islice(todo, 2))  # none: nothing to start; one: nothing to share
+    jobs = min(request.jobs or os.cpu_count() or 1, len(paths))
+    if jobs <= 1 or request.dask_address or len(first) < 2:
         discard()  # workers started early for a batch that turned out not to need them
-    if not todo:
+    if not first:
         return
-    step_ids = {i: step_ids_for(course, paths[i]) for i in todo}
+    todo = itertools.chain(first, todo)
+    step_ids = _StepIds(course, paths)
     if request.dask_address:
         from attn_practice.grader.staff.distributed import grade_on_dask
 
@@ -180,13 +177,14 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
             from attn_practice.grader.staff.dask_security import load_security
 
             security = load_security(request.dask_security)
-        for i, report in grade_on_dask([paths[i] for i in todo], request.dask_address,
-                                       step_ids=[step_ids[i] for i in todo], options=options,
-                                       labels=[labels[i] for i in todo], security=security,
+        chosen = list(todo)
+        for i, report in grade_on_dask([paths[i] for i in chosen], request.dask_address,
+                                       step_ids=[step_ids[i] for i in chosen], options=options,
+                                       labels=[labels[i] for i in chosen], security=security,
                                        workers=request.jobs):
-            yield todo[i], report
+            yield chosen[i], report
         return
-    if len(todo) > 1 and options.persist_examples:
+    if len(first) > 1 and options.persist_examples:
         # Record the suites' examples once (against the reference) so that every
         # worker starts by replaying them instead of each running Hypothesis.
         from attn_practice.grader.engine.warm import warm
@@ -195,8 +193,8 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
             warm(options.max_examples, secret=options.secret)
         except Exception:  # noqa: BLE001 - only an optimisation: workers record on their own
             pass
-    if jobs <= 1:
-        yield from _grade_here(options, paths, labels, todo, step_ids)
+    if jobs <= 1 or len(first) < 2:
+        yield from _grade_here(options, paths, labels, list(todo), step_ids)
         return
     if os.geteuid() == 0:  # every sandbox has a uid of its own: no limit is shared
         yield from _grade_pool(options, paths, labels, todo, step_ids, jobs)
@@ -214,6 +212,18 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     yield from _grade_here(options, paths, labels, squeezed, step_ids)
 
 
+class _StepIds(dict):  # type: ignore[type-arg]
+    """Submission index -> the ids of the steps it is graded on, looked up when first asked."""
+
+    def __init__(self, course: Course, paths: Sequence[Path]):
+        super().__init__()
+        self.course, self.paths = course, paths
+
+    def __missing__(self, i: int) -> list[str]:
+        self[i] = step_ids_for(self.course, self.paths[i])
+        return self[i]
+
+
 #: What a call or an import says when the user's process limit is spent (threads count too).
 _PROCESS_LIMIT_WORDS = ("can't start new thread", "Resource temporarily unavailable",
                         "by the process limit")
@@ -229,32 +239,45 @@ def _short_of_processes(report: GradeReport) -> bool:
 MAX_WORKER_DEATHS = 2
 
 
-def _grade_pool(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
-                step_ids: dict[int, list[str]], jobs: int) -> Iterator[tuple[int, GradeReport]]:
+def _grade_pool(options: RunOptions, paths: Sequence[Path], labels: list[str], todo: Iterable[int],
+                step_ids: Mapping[int, list[str]], jobs: int) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` on worker processes; a dead worker's submissions are retried on a new pool.
 
-    Bounded: a submission in flight at MAX_WORKER_DEATHS deaths gets an error report,
-    and when workers cannot start here (two pools in a row), the rest is graded in
-    this process instead.
+    `todo` is drawn as workers free up (a few in flight), so grading starts while the
+    class is still being copied. Bounded: a submission in flight at MAX_WORKER_DEATHS
+    deaths gets an error report, and when workers cannot start here (two pools in a
+    row), the rest is graded in this process instead.
     """
     setup = worker_setup(options)
-    pending = dict.fromkeys(todo)  # in order; removal O(1) for a class of thousands
+    source = iter(todo)
+    pending: dict[int, None] = {}  # drawn, not yet reported (in order; removal O(1))
+    drawn_all = False
     deaths: dict[int, int] = {}
     failed_starts = 0
-    while pending:
+    while pending or not drawn_all:
         if failed_starts >= 2:
-            yield from _grade_here(options, paths, labels, list(pending), step_ids)
+            yield from _grade_here(options, paths, labels, [*pending, *source], step_ids)
             return
         started = take(jobs) or start(jobs)
         with started.pool as pool:
             ping = started.ping
             futures: dict[Future[dict[str, Any]], int] = {}
-            queue = deque(pending)
+            queue = deque(pending)  # those a broken pool left: first
             # Keep a bounded number in flight so an interruption loses little.
-            while queue or futures:
-                while queue and len(futures) < jobs * 2:
-                    i = queue.popleft()
+            while True:
+                while len(futures) < jobs * 2 and (queue or not drawn_all):
+                    if queue:
+                        i = queue.popleft()
+                    else:
+                        drawn = next(source, None)
+                        if drawn is None:
+                            drawn_all = True
+                            break
+                        i = drawn
+                        pending[i] = None
                     futures[pool.submit(grade_task, setup, str(paths[i]), labels[i], step_ids[i])] = i
+                if not futures:
+                    break
                 done, _ = wait(futures, return_when=FIRST_COMPLETED)
                 broken = False
                 for fut in done:
@@ -287,29 +310,26 @@ def _failed(future: Future[Any]) -> bool:
     return False
 
 
-def _grade_here(options: RunOptions, paths: list[Path], labels: list[str], todo: list[int],
-                step_ids: dict[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
+def _grade_here(options: RunOptions, paths: Sequence[Path], labels: list[str], todo: list[int],
+                step_ids: Mapping[int, list[str]]) -> Iterator[tuple[int, GradeReport]]:
     """Grade `todo` one after another with an engine in this process (still sandboxed)."""
     with batch_engine(options, many=len(todo) > 1) as engine:
         for i in todo:
             yield i, grade_with(engine, paths[i], step_ids[i], label=labels[i])
 
 
-def _open_cache(request: GradeRequest, course: Course, paths: list[Path],
-                secret: str | None) -> tuple[Any, list[str | None]]:
+def _open_cache(request: GradeRequest, course: Course, secret: str | None) -> tuple[Any, Keyer | None]:
+    """The results cache and how a snapshot's key is made (None, None: `--no-cache`)."""
     if not request.use_cache:
-        return None, [None] * len(paths)
+        return None, None
     from attn_practice.grader.staff.cache import ResultsCache, grader_fingerprint
 
     cache = ResultsCache(request.cache_dir, regrade_timeouts=request.regrade_timeouts).open()
     fingerprint = course.fingerprint or "default"
     version = grader_fingerprint()
     examples = secret_tag(secret)
-    keys: list[str | None] = []
-    for p in paths:
-        try:
-            keys.append(cache.key(p, grader_version=version, course_fingerprint=fingerprint,
-                                  examples=examples))
-        except Exception:  # noqa: BLE001 - a submission that cannot be keyed is graded, not cached
-            keys.append(None)
-    return cache, keys
+
+    def keyer(snapshot: Path) -> str | None:  # None: graded afresh, never cached
+        return cache.key(snapshot, grader_version=version, course_fingerprint=fingerprint, examples=examples)
+
+    return cache, keyer
