@@ -74,10 +74,18 @@ class Browser:
 
     def wait_for(self, condition: Callable[[Any], Any], timeout: float = DEFAULT_WAIT,
                  message: str = "") -> Any:
-        """Wait until `condition(driver)` is truthy; returns its value."""
+        """Wait until `condition(driver)` is truthy; returns its value.
+
+        An element the page redrew meanwhile (a live grid) is asked again, not a failure.
+        """
+        from selenium.common.exceptions import (
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(condition, message)
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.1, ignored_exceptions=(
+            NoSuchElementException, StaleElementReferenceException)).until(condition, message)
 
     def console_errors(self) -> list[str]:
         """Severe messages from the page's console (JavaScript errors, failed loads) since the last call."""

@@ -56,9 +56,12 @@ def test_the_instructor_page_shows_hostile_text_as_text(lab):
         b.wait_for(lambda d: "Mallory" in d.find_element("id", "grid").text)
         b.wait_for(lambda d: "tried to join with student id" in d.page_source)
         _safe(b, "the instructor page")
-        button = [e for e in b.find_elements("css selector", "#grid tbody th button[data-learner]")
-                  if e.text.startswith("<img")][0]
-        button.click()
+        # Found and clicked in one step of the page's own: the live grid may redraw its rows
+        # between a lookup and a click from here (a stale element).
+        b.wait_for(lambda d: d.execute_script(
+            "const b = [...document.querySelectorAll('#grid tbody th button[data-learner]')]"
+            ".find(e => e.textContent.trim().startsWith('<img'));"
+            "if (b) { b.click(); } return Boolean(b);"))
         b.wait_for(lambda d: d.execute_script("return document.getElementById('drill').open"))
         b.wait_for(lambda d: "id=pwned4" in d.find_element("id", "drill").text)  # the code, as text
         for details in b.find_elements("css selector", "#drill details"):
