@@ -1,5 +1,5 @@
 """The stored check queue on both databases: rows written when a check is queued, gone when its
-result is out, and taken over on start: all of them by the only process (SQLite), on
+answer is stored, and taken over on start: all of them by the only process (SQLite), on
 PostgreSQL only those whose owner stopped beating its heart (several processes share it).
 """
 
@@ -56,7 +56,9 @@ def store(request, tmp_path):
         s.close()
 
 
-def test_a_row_per_queued_check_gone_when_its_result_is_out(store):
+def test_a_row_per_queued_check_gone_once_its_answer_is_kept(store):
+    """The row outlives the check's result until the caller has stored the answer (`settled`):
+    a server killed in between runs the check again at its next start instead of losing it."""
     learner = store.create_learner("Ann", "", "h-ann")
     v = store.save_version(learner.id, "step1", "x = 1\n")
     runner = HeldRunner()
@@ -71,10 +73,32 @@ def test_a_row_per_queued_check_gone_when_its_result_is_out(store):
         assert [(r[1], r[2], r[3]) for r in rows] == [(learner.id, "step1", v.id)]
         runner.gate.set()
         future.result(timeout=30)
+        q._rows.submit(lambda: None).result(timeout=30)  # whatever the row thread had queued is done
+        assert len(q.pending()) == 1  # the result is out, its answer not yet stored
+        q.settled(future, kept=True)
         deadline = time.monotonic() + 10
         while q.pending():
             assert time.monotonic() < deadline
             time.sleep(0.05)
+    finally:
+        q.close()
+
+
+def test_a_check_whose_answer_was_not_stored_keeps_its_row(store):
+    learner = store.create_learner("Bo", "", "h-bo")
+    store.save_version(learner.id, "step1", "x = 2\n")
+    runner = HeldRunner()
+    runner.gate.set()
+    q = StoredQueue(FairQueue(runner), store)
+    try:
+        future = q.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 2\n"}))
+        future.result(timeout=30)
+        q.settled(future, kept=False)  # the answer was not stored (the request failed)
+        q._rows.submit(lambda: None).result(timeout=30)
+        assert [r[1] for r in q.pending()] == [learner.id]  # run again at the next start
+        q.settled(future, kept=True)  # said twice: the first word holds
+        q._rows.submit(lambda: None).result(timeout=30)
+        assert len(q.pending()) == 1
     finally:
         q.close()
 

@@ -161,24 +161,28 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
     ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": position,
                                                 "estimate": ctx.queue.estimate(position)})
     # later places come from the queue itself, when they change (checks.notify), not on a tick
-    result = None
+    result, answer = None, None
     try:
-        result = await asyncio.wrap_future(future)
-    finally:  # kept, and whoever waits for these widgets goes on (`widgets_hosted.with_check`)
-        if check_request.extra.get("widgets"):
-            widgets_hosted.from_check(check_request.files, result)
-    ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
+        try:
+            result = await asyncio.wrap_future(future)
+        finally:  # kept, and whoever waits for these widgets goes on (`widgets_hosted.with_check`)
+            if check_request.extra.get("widgets"):
+                widgets_hosted.from_check(check_request.files, result)
+        ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
+        answer = await run_in_threadpool(_finish, ctx, learner, ex, result, version_id)
+    finally:  # the stored row goes only once the answer is: else it runs again at the next start
+        ctx.queue.settled(future, kept=answer is not None)
+    return JSONResponse(answer)
 
-    def finish() -> dict[str, Any]:
-        answer = ctx.lesson.check_answer(learner, ex, result, version_id)
-        if answer.get("counted"):
-            ctx.store.record_event(learner.id, EventKind.CHECKED.value,
-                                   {"step": ex.id, "status": answer["status"]})
-        else:  # the grader failed: not the learner's check to pay for (CONTRACT §4.4)
-            ctx.limits.checks.refund(learner.id)
-        return answer
 
-    return JSONResponse(await run_in_threadpool(finish))
+def _finish(ctx: Any, learner: Learner, ex: Any, result: Any, version_id: str) -> dict[str, Any]:
+    """The check's answer, stored as the learner's latest report (in a worker thread)."""
+    answer = ctx.lesson.check_answer(learner, ex, result, version_id)
+    if answer.get("counted"):
+        ctx.store.record_event(learner.id, EventKind.CHECKED.value, {"step": ex.id, "status": answer["status"]})
+    else:  # the grader failed: not the learner's check to pay for (CONTRACT §4.4)
+        ctx.limits.checks.refund(learner.id)
+    return answer
 
 
 async def events(request: Request) -> Response:

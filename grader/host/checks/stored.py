@@ -2,8 +2,9 @@
 died runs again when it starts, and its result reaches the page by itself (CONTRACT §7.1).
 
 `StoredQueue` is the `FairQueue` with a row per check in `check_queue`
-(migration 4): written when the check is queued, deleted when its result is
-out. On start, `resume` takes the rows no live process holds (on SQLite, one
+(migration 4): written when the check is queued, deleted once the caller has
+stored its answer (`settled`: a server killed between the result and the
+answer runs the check again, never loses it). On start, `resume` takes the rows no live process holds (on SQLite, one
 process: all of them; on PostgreSQL, rows whose owner has not beaten its
 heart for `STALE_SECONDS`), checks each learner's latest saved files again,
 stores the report as a check's and tells the learner's open pages (event
@@ -57,6 +58,8 @@ class StoredQueue:
         self._closed = threading.Event()
         # rows written and deleted in order, off the event loop (submit is called on it)
         self._rows = ThreadPoolExecutor(1, thread_name_prefix="attnp-check-rows")
+        self._open: dict[Future[CheckResult], str] = {}  # submitted, not yet `settled`: its row
+        self._lock = threading.Lock()
         inner.around = self._around
 
     def __getattr__(self, name: str) -> Any:  # position, estimate, stats, snapshot...
@@ -66,19 +69,29 @@ class StoredQueue:
         return len(self.inner)
 
     def submit(self, request: CheckRequest) -> Future[CheckResult]:
-        """Queue the check at once (in memory); its row is written in the background."""
+        """Queue the check at once (in memory); its row is written in the background, and
+        deleted once the caller says the answer is kept (`settled`)."""
         from attn_practice.grader.host.store.base import new_id
 
         future = self.inner.submit(request)  # AlreadyChecking: nothing stored
         entry = new_id() if self.durable else None
         self._in_order(self._record, entry, request.learner_id, request.step)
-
-        def done(f: Future[CheckResult]) -> None:
-            if not f.result().get("stopping"):  # not run: the row stays for the next start
-                self._in_order(self._forget, entry)
-
-        future.add_done_callback(done)
+        if entry is not None:
+            with self._lock:
+                self._open[future] = entry
         return future
+
+    def settled(self, future: Future[CheckResult], *, kept: bool) -> None:
+        """The check's answer is stored (`kept`): its row goes. Not kept (the grader stopping,
+        the answer not stored): the row stays, and the check runs again at the next start.
+
+        Never before the answer is stored: a server killed between the two would lose the
+        check, its result stored nowhere and its row gone.
+        """
+        with self._lock:
+            entry = self._open.pop(future, None)
+        if kept and entry is not None and not (future.done() and future.result().get("stopping")):
+            self._in_order(self._forget, entry)
 
     def _in_order(self, fn: Callable[..., None], *args: Any) -> None:
         if self.durable and args[0] is not None:
