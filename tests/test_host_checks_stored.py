@@ -75,7 +75,7 @@ def test_a_row_per_queued_check_gone_once_its_answer_is_kept(store):
         future.result(timeout=30)
         q._rows.submit(lambda: None).result(timeout=30)  # whatever the row thread had queued is done
         assert len(q.pending()) == 1  # the result is out, its answer not yet stored
-        q.settled(future, kept=True)
+        q.settled(future, stored=True)
         deadline = time.monotonic() + 10
         while q.pending():
             assert time.monotonic() < deadline
@@ -84,7 +84,7 @@ def test_a_row_per_queued_check_gone_once_its_answer_is_kept(store):
         q.close()
 
 
-def test_a_check_whose_answer_was_not_stored_keeps_its_row(store):
+def test_a_check_whose_answer_was_not_stored_keeps_its_row_and_a_replaced_one_leaves_it(store):
     learner = store.create_learner("Bo", "", "h-bo")
     store.save_version(learner.id, "step1", "x = 2\n")
     runner = HeldRunner()
@@ -93,12 +93,25 @@ def test_a_check_whose_answer_was_not_stored_keeps_its_row(store):
     try:
         future = q.submit(CheckRequest(learner.id, "step1", {"step1_scores.py": "x = 2\n"}))
         future.result(timeout=30)
-        q.settled(future, kept=False)  # the answer was not stored (the request failed)
+        q.settled(future, stored=False)  # the grader failed (a worker killed): nothing stored
         q._rows.submit(lambda: None).result(timeout=30)
         assert [r[1] for r in q.pending()] == [learner.id]  # run again at the next start
-        q.settled(future, kept=True)  # said twice: the first word holds
+        q.settled(future, stored=True)  # said twice: the first word holds
         q._rows.submit(lambda: None).result(timeout=30)
         assert len(q.pending()) == 1
+        # A waiting check replaced by a newer one of the same learner: the newer one's row counts.
+        runner.gate.clear()
+        first = q.submit(CheckRequest(learner.id, "step2", {"step2_scale.py": "a\n"}))  # runs, held
+        waiting = q.submit(CheckRequest(learner.id, "step3", {"step3_softmax.py": "b\n"}))
+        newer = q.submit(CheckRequest(learner.id, "step3", {"step3_softmax.py": "c\n"}))
+        assert waiting.result(timeout=30).get("superseded")
+        q.settled(waiting, stored=False)
+        runner.gate.set()
+        for f in (first, newer):
+            f.result(timeout=30)
+            q.settled(f, stored=True)
+        q._rows.submit(lambda: None).result(timeout=30)
+        assert [(r[1], r[2]) for r in q.pending()] == [(learner.id, "step1")]
     finally:
         q.close()
 

@@ -171,7 +171,7 @@ async def _check(request: Request, learner: Learner, ex: Any) -> Response:
         ctx.live.tell_learner(learner.id, "queue", {"step": ex.id, "position": None})
         answer = await run_in_threadpool(_finish, ctx, learner, ex, result, version_id)
     finally:  # the stored row goes only once the answer is: else it runs again at the next start
-        ctx.queue.settled(future, kept=answer is not None)
+        ctx.queue.settled(future, stored=answer is not None and bool(answer.get("counted")))
     return JSONResponse(answer)
 
 

@@ -70,7 +70,7 @@ class StoredQueue:
 
     def submit(self, request: CheckRequest) -> Future[CheckResult]:
         """Queue the check at once (in memory); its row is written in the background, and
-        deleted once the caller says the answer is kept (`settled`)."""
+        deleted once the caller has stored its answer (`settled`)."""
         from attn_practice.grader.host.store.base import new_id
 
         future = self.inner.submit(request)  # AlreadyChecking: nothing stored
@@ -81,16 +81,19 @@ class StoredQueue:
                 self._open[future] = entry
         return future
 
-    def settled(self, future: Future[CheckResult], *, kept: bool) -> None:
-        """The check's answer is stored (`kept`): its row goes. Not kept (the grader stopping,
-        the answer not stored): the row stays, and the check runs again at the next start.
+    def settled(self, future: Future[CheckResult], *, stored: bool) -> None:
+        """The check's answer is `stored` as the learner's report: its row goes. Not stored (the
+        grader failed or was stopped, say killed worker by worker, or the request broke): the
+        row stays and the check runs again at the next start. A check a newer one replaced
+        before it ran leaves its row to that one.
 
         Never before the answer is stored: a server killed between the two would lose the
         check, its result stored nowhere and its row gone.
         """
         with self._lock:
             entry = self._open.pop(future, None)
-        if kept and entry is not None and not (future.done() and future.result().get("stopping")):
+        replaced = future.done() and future.exception() is None and bool(future.result().get("superseded"))
+        if entry is not None and (stored or replaced):
             self._in_order(self._forget, entry)
 
     def _in_order(self, fn: Callable[..., None], *args: Any) -> None:
