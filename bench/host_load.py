@@ -135,6 +135,8 @@ class Run:
         self.save_resent = 0
         self.checks_unsent = 0  # checks pressed while the server was down (never reached it)
         self.cut_checks: list[tuple[str, str]] = []  # (resume link, step) of checks cut by the kill
+        self.cut_how: dict[tuple[str, str], str] = {}  # how each was cut, and when (for the note)
+        self.killed_at = 0.0  # perf_counter of the SIGKILL
         self.away_until = 0.0  # monotonic: the server is being restarted until then (0: not)
         self.away_s = 0.0
 
@@ -201,6 +203,11 @@ async def widgets(client: httpx.AsyncClient, run: Run) -> None:
         run.widgets.append(time.perf_counter() - t0)
         label = json.dumps(r.json().get("label", ""))
         run.widget_fallbacks += "took longer" in label or "could not compute" in label
+
+
+def cut_when(run: Run, sent: float) -> str:
+    """When a cut check was sent and failed, in seconds from the kill."""
+    return f"(sent {sent - run.killed_at:+.2f} s, failed {time.perf_counter() - run.killed_at:+.2f} s from the kill)"
 
 
 def restarting(run: Run) -> bool:
@@ -272,14 +279,19 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                         run.check_refused += 1
                     elif r.status_code >= 500 and restarting(run):
                         run.cut_checks.append((link, step))
+                        run.cut_how[(link, step)] = f"HTTP {r.status_code} {cut_when(run, t0)}"
                     else:
                         run.check_failed += 1
                 except httpx.HTTPError as exc:
                     if restarting(run):
-                        if isinstance(exc, httpx.ConnectError):  # never reached the server: the
-                            run.checks_unsent += 1  # page says so and keeps the last report
+                        # Never reached a live server: refused, or sent after the kill on a kept-alive
+                        # connection (its reset reads as a ReadError). The page says so and keeps the
+                        # last report; only a check the server had taken runs again on start.
+                        if isinstance(exc, httpx.ConnectError) or t0 > run.killed_at > 0:
+                            run.checks_unsent += 1
                         else:  # cut by the kill: run again on start, checked afterwards
                             run.cut_checks.append((link, step))
+                            run.cut_how[(link, step)] = f"{type(exc).__name__} {cut_when(run, t0)}"
                         await reload_after_restart(client, run)
                     else:
                         run.check_failed += 1
@@ -369,7 +381,11 @@ async def cut_checks_with_results(base: str, run: Run, within: float = 240.0) ->
             finally:
                 await client.aclose()
 
-    found = await asyncio.gather(*(has_result(link, step) for link, step in set(run.cut_checks)))
+    cut = sorted(set(run.cut_checks))
+    found = await asyncio.gather(*(has_result(link, step) for link, step in cut))
+    for (link, step), ok in zip(cut, found, strict=True):
+        if not ok:
+            say(f"no result for {step} of learner {link.rsplit('/', 1)[-1][:8]}...: {run.cut_how.get((link, step))}")
     return sum(found)
 
 
@@ -383,6 +399,7 @@ async def restart(holder: dict, cmd: list[str], at: float, run: Run) -> None:
     """SIGKILL the server `at` seconds in and start it again on the same port and data folder."""
     await asyncio.sleep(at)
     say("SIGKILL to the server and its workers")
+    run.killed_at = time.perf_counter()
     old = holder["proc"]
     run.away_until = time.monotonic() + 3600
     t0 = time.monotonic()
