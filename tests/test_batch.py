@@ -15,8 +15,18 @@ from test_grade import make_submission
 
 from attn_practice.cli import cli
 from attn_practice.grader.engine.engine import RunOptions
-from attn_practice.grader.results import without_timings
+from attn_practice.grader.results import GradeReport, without_timings
 from attn_practice.grader.staff.worker import WarmEngine
+
+
+def graded_here(seen: list[int]):
+    """A stand-in for `batch._grade_here` that notes each submission it is given, reported passing."""
+    def here(options, paths, labels, todo, step_ids):
+        for i in todo:
+            seen.append(i)
+            yield i, GradeReport(submission=labels[i])
+
+    return here
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -171,14 +181,8 @@ def test_as_an_ordinary_user_a_step_short_of_processes_is_graded_again_alone(tmp
             yield i, squeezed(labels[i]) if i == 1 else GradeReport(submission=labels[i])
 
     alone: list[int] = []
-
-    def fake_here(options, paths, labels, todo, step_ids):
-        for i in todo:
-            alone.append(i)
-            yield i, GradeReport(submission=labels[i])
-
     monkeypatch.setattr(batch, "_grade_pool", fake_pool)
-    monkeypatch.setattr(batch, "_grade_here", fake_here)
+    monkeypatch.setattr(batch, "_grade_here", graded_here(alone))
     monkeypatch.setattr(batch.os, "geteuid", lambda: 1000)
     subs = [make_submission(tmp_path / f"s{i}", steps=["step2_scale"]) for i in range(3)]
     reports = batch.run_grading(batch.GradeRequest(subs, jobs=2, use_cache=False))

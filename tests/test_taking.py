@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from test_batch import graded_here
 from test_grade import make_submission
 
 from attn_practice.grader.results import GradeReport
@@ -86,13 +87,7 @@ def test_cached_reports_are_served_as_their_copies_arrive_and_only_the_rest_is_g
     first = batch.run_grading(batch.GradeRequest(subs[:2], jobs=1, cache_dir=cache_dir))
     assert [r.steps[0].status.value for r in first] == ["passed", "passed"]
     graded: list[int] = []
-
-    def here(options, paths, labels, todo, step_ids):
-        for i in todo:
-            graded.append(i)
-            yield i, GradeReport(submission=labels[i])
-
-    monkeypatch.setattr(batch, "_grade_here", here)
+    monkeypatch.setattr(batch, "_grade_here", graded_here(graded))
     again = batch.run_grading(batch.GradeRequest(subs, jobs=2, cache_dir=cache_dir))
     assert graded == [2]  # one left to grade: here, not on a pool
     assert [r.submission for r in again] == [str(s) for s in subs]

@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attn_practice.grader.course import Course, default_course
 from attn_practice.grader.engine.engine import RunOptions, default_steps
@@ -38,9 +38,11 @@ from attn_practice.grader.staff.pool import (
     take,
     worker_setup,
 )
-from attn_practice.grader.staff.taking import Keyer
 from attn_practice.grader.staff.worker import batch_engine, grade_with
 from attn_practice.grader.staff.worker import grader_error as _grader_error
+
+if TYPE_CHECKING:
+    from attn_practice.grader.staff.taking import Keyer
 
 
 @dataclass
@@ -160,7 +162,8 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
     """Grade the submissions `todo` yields (lazily: their copies may still be on the way)."""
     first = list(itertools.islice(todo, 2))  # none: nothing to start; one: nothing to share
     jobs = min(request.jobs or os.cpu_count() or 1, len(paths))
-    if jobs <= 1 or request.dask_address or len(first) < 2:
+    here = jobs <= 1 or len(first) < 2  # one at a time, in this process
+    if here or request.dask_address:
         discard()  # workers started early for a batch that turned out not to need them
     if not first:
         return
@@ -193,7 +196,7 @@ def _grade_todo(request: GradeRequest, options: RunOptions, course: Course, path
             warm(options.max_examples, secret=options.secret)
         except Exception:  # noqa: BLE001 - only an optimisation: workers record on their own
             pass
-    if jobs <= 1 or len(first) < 2:
+    if here:
         yield from _grade_here(options, paths, labels, list(todo), step_ids)
         return
     if os.geteuid() == 0:  # every sandbox has a uid of its own: no limit is shared

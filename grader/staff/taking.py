@@ -38,20 +38,17 @@ class Taken(Sequence[Path]):
 
     def _take_all(self) -> None:
         for i, source in enumerate(self._sources):
-            path, key = Path(source), None
+            path, key = Path(source), None  # not copied: graded where it lies, never cached
             try:
                 if not self._stop:
                     path = self._snapshots.take(source)
                     key = self._keyer(path) if self._keyer is not None else None
-            except (OSError, ValueError):
-                pass  # graded where it lies, never cached
-            except BaseException:  # noqa: BLE001 - a key that cannot be made: graded, not cached
-                key = None
-            finally:
-                with self._ready:
-                    self._paths[i], self._keys[i] = path, key
-                    self._count = i + 1
-                    self._ready.notify_all()
+            except Exception:  # noqa: BLE001 - a copy or key that cannot be made (a thread must not die)
+                pass
+            with self._ready:
+                self._paths[i], self._keys[i] = path, key
+                self._count = i + 1
+                self._ready.notify_all()
 
     def _wait(self, i: int) -> None:
         if not 0 <= i < len(self._sources):
