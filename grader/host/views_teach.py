@@ -9,6 +9,7 @@ instructor session; student-id clashes are listed and settled here (claims.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -69,22 +70,36 @@ def teach(request: Request) -> Response:
         if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
             # another site's page sent the browser here: no sign-in without a click on our page
             return form_page(request, lambda csrf: pages.teach_confirm(csrf, key))
-        return _signed_in(request)
+        return _signed_in(request, lambda: _key_ok(request, key, fresh_only=True))
     if is_instructor(request):
         return HTMLResponse(teach_page(teach_csrf(request)))
     return form_page(request, lambda csrf: pages.teach_sign_in(csrf, bool(keys.password_hash)), 403)
 
 
-def _key_ok(request: Request, key: str) -> bool:
+def _key_ok(request: Request, key: str, *, fresh_only: bool = False) -> bool:
     """The instructor key, re-read from the store when the cached keys accept it: a key just
     rotated by `host rotate-key` (another process) opens nothing, not even for the cache's 2 s."""
     ctx = ctx_of(request)
-    return ctx.keys().key_ok(key[:200]) and ctx.keys(fresh=True).key_ok(key[:200])
+    return (fresh_only or ctx.keys().key_ok(key[:200])) and ctx.keys(fresh=True).key_ok(key[:200])
 
 
-def _signed_in(request: Request) -> Response:
+def _signed_in(request: Request, still_ok: Callable[[], bool]) -> Response:
+    """Sign the instructor in, then ask `still_ok` (the key or password, re-read) once more.
+
+    A rotation (`host rotate-key`, `host set-password`: another process)
+    writes the new secret, then ends every instructor session. A sign-in
+    checked against the old secret just before it could make its session
+    just after that end; asked again after the session is made, either the
+    new secret is seen (and the session ended here) or the rotation's end
+    comes after the session (and ends it there): none made with the old
+    secret outlives the rotation.
+    """
     response = RedirectResponse("/teach", status_code=303)  # the key leaves the address bar
-    start_instructor_session(request, response)
+    token = start_instructor_session(request, response)
+    if not still_ok():
+        ctx_of(request).store.end_session(hash_secret(token))
+        raise _wrong(request, "the instructor key or password was changed just now: open the new "
+                              "instructor link, or sign in with the new password.")
     return response
 
 
@@ -92,20 +107,27 @@ async def login(request: Request) -> Response:
     """POST /teach/login: the class password, or the key from the confirm page above."""
     form = await read_form(request, 4096)
     require_form_csrf(request, form)
-    keys = ctx_of(request).keys()
+    ctx = ctx_of(request)
     key = form.get("key")
     if key is not None:
         ok = await run_in_threadpool(_key_ok, request, key)
+
+        def still_ok() -> bool:
+            return _key_ok(request, key, fresh_only=True)
     else:
         password = form.get("password", "")[:200]
-        ok = await ctx_of(request).limits.password_ok(  # the rate limit first, then scrypt
-            client_address(request), lambda: password_ok(password, keys.password_hash))
-        if ok:  # a password just replaced by `host set-password` (another process) opens nothing
-            ok = await run_in_threadpool(
-                lambda: password_ok(password, ctx_of(request).keys(fresh=True).password_hash))
+        cached = ctx.keys().password_hash
+        ok = await ctx.limits.password_ok(  # the rate limit first, then scrypt
+            client_address(request), lambda: password_ok(password, cached))
+        checked = await run_in_threadpool(lambda: ctx.keys(fresh=True).password_hash)
+        if ok and checked != cached:  # replaced by `host set-password` (another process) just now
+            ok = await run_in_threadpool(password_ok, password, checked)
+
+        def still_ok() -> bool:
+            return ctx.keys(fresh=True).password_hash == checked
     if not ok:
         raise _wrong(request, "wrong instructor key." if key is not None else "wrong password.")
-    return await run_in_threadpool(_signed_in, request)
+    return await run_in_threadpool(_signed_in, request, still_ok)
 
 
 async def logout(request: Request) -> Response:
