@@ -63,6 +63,27 @@ def test_a_sleeping_learner_check_ends_at_its_wall_clock_budget_as_a_timeout():
         runner.close()
 
 
+WAITS_ONCE = ("import time\nimport numpy as np\n_waited = []\n\n"
+              "def dot_scores(q, k):\n    if not _waited:\n"
+              "        _waited.append(time.sleep(3.0))  # kept waiting past the 2 s call limit\n"
+              "    return q @ np.swapaxes(k, -1, -2)\n")
+
+
+@pytest.mark.slow
+def test_a_right_function_kept_waiting_in_a_full_lab_is_not_told_it_timed_out():
+    """A call that waits past its limit without computing (a full lab's machine) still passes:
+    the per-call limit counts the sandbox's CPU seconds; an endless loop still times out."""
+    runner = LocalCheckRunner(work.host_options(), jobs=1)
+    try:
+        result = runner.run(CheckRequest("waits", "step1", {"step1_scores.py": WAITS_ONCE}))
+        assert result["report"]["steps"][0]["status"] == "passed", result["report"]["steps"][0]
+        loops = "def dot_scores(q, k):\n    while True:\n        pass\n"
+        result = runner.run(CheckRequest("loops", "step1", {"step1_scores.py": loops}))
+        assert result["report"]["steps"][0]["status"] == "timeout"
+    finally:
+        runner.close()
+
+
 def test_hosted_options_carry_the_check_budget_for_every_step():
     from attn_practice.grader.course import default_course
 
@@ -71,3 +92,4 @@ def test_hosted_options_carry_the_check_budget_for_every_step():
     assert opts.limits.step_timeout <= work.CHECK_BUDGET
     assert all(lim.submission_timeout <= work.CHECK_BUDGET for lim in opts.step_limits.values())
     assert opts.shrink is False  # the batch path: no Hypothesis run per mistake
+    assert opts.limits.cpu_clock and all(lim.cpu_clock for lim in opts.step_limits.values())

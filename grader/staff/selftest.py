@@ -6,6 +6,10 @@ course file the instructor's extra suites run too, so a new private suite is
 checked against the same catalogue: every private test must pass on the
 reference and on every correct variant, and the report says which catalogued
 mistakes the private tests catch by themselves (CONTRACT §4.2).
+
+A case that times out is graded again alone, each call's limit on the
+sandbox's CPU clock (as `grade` confirms a timeout): a machine busy with
+other work never makes a catalogued mistake look undiagnosed.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from dataclasses import dataclass, field
 
 from attn_practice.grader.catalog import Exercise, load_catalog
 from attn_practice.grader.course import Course, default_course
+from attn_practice.grader.engine.engine import RunOptions
 from attn_practice.grader.results import GradeReport, Status, TestResult
 from attn_practice.grader.staff.batch import options_for, worker_pool
 from attn_practice.grader.staff.pool import grade_task
+from attn_practice.grader.staff.timeouts import margin_options, timed_out_steps
 from attn_practice.reference import attention
 from attn_practice.reference.mistakes import learner_source, mistakes_for, pairs_for
 from attn_practice.reference.variants import variant_source, variants_for
@@ -127,7 +133,7 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
     steps = list(steps or course.steps or load_catalog())
     options = options_for(course)
     cases = [c for ex in steps for c in cases_for(ex)]
-    by_step = {ex.id: ex for ex in steps}
+    file_of = {ex.id: ex.file for ex in steps}
     private: dict[str, list[str]] = {ex.id: [] for ex in steps}
     if course.extra_suites:
         from attn_practice.grader.staff.private_suites import collect
@@ -136,26 +142,36 @@ def run_selftest(steps: Sequence[Exercise] | None = None, course: Course | None 
             private.setdefault(t.step, []).append(t.name)
     summaries = {ex.id: StepSummary(ex.id, private=tuple(private[ex.id])) for ex in steps}
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(cases)))
-    pool, setup = worker_pool(options, jobs)
-    with pool:
-        futures = [
-            pool.submit(grade_task, setup, ".", f"{c.step}:{c.name}", [c.step],
-                        {by_step[c.step].file: c.source.encode()})
-            for c in cases
-        ]
-        for case, fut in zip(cases, futures, strict=True):
-            report = GradeReport.from_dict(fut.result())
-            step = report.steps[0]
-            mine = set(private[case.step])
-            ran = tuple(t.name for t in step.tests if t.name in mine)
-            failed = tuple(t.name for t in step.tests if t.name in mine and _judged_wrong(t))
-            not_passed = tuple(t.name for t in step.tests if t.name in mine and t.status is not Status.PASSED)
-            summaries[case.step].results.append(
-                CaseResult(case, step.status, step.diagnosis_ids, ran, failed, not_passed,
-                           tuple(t for t in step.tests if t.status is not Status.PASSED), step.error))
+    reports = _grade_cases(options, cases, file_of, jobs)
+    again = [i for i, r in enumerate(reports) if timed_out_steps(r) and not r.grader_failed]
+    if again:  # as `grade` confirms a timeout: alone, each call's limit on the CPU clock
+        steps_again = sorted({cases[i].step for i in again})
+        for i, report in zip(again, _grade_cases(margin_options(options, steps_again),
+                                                 [cases[i] for i in again], file_of, 1), strict=True):
+            reports[i] = report
+    for case, report in zip(cases, reports, strict=True):
+        step = report.steps[0]
+        mine = set(private[case.step])
+        ran = tuple(t.name for t in step.tests if t.name in mine)
+        failed = tuple(t.name for t in step.tests if t.name in mine and _judged_wrong(t))
+        not_passed = tuple(t.name for t in step.tests if t.name in mine and t.status is not Status.PASSED)
+        summaries[case.step].results.append(
+            CaseResult(case, step.status, step.diagnosis_ids, ran, failed, not_passed,
+                       tuple(t for t in step.tests if t.status is not Status.PASSED), step.error))
     for summary in summaries.values():
         _discount_unsound(summary)
     return [summaries[ex.id] for ex in steps]
+
+
+def _grade_cases(options: RunOptions, cases: Sequence[Case], file_of: dict[str, str],
+                 jobs: int) -> list[GradeReport]:
+    """Each case's report, graded through the real engine and sandbox by `jobs` workers
+    (`file_of`: step id -> the learner file the case's source is graded as)."""
+    pool, setup = worker_pool(options, jobs)
+    with pool:
+        futures = [pool.submit(grade_task, setup, ".", f"{c.step}:{c.name}", [c.step],
+                               {file_of[c.step]: c.source.encode()}) for c in cases]
+        return [GradeReport.from_dict(f.result()) for f in futures]
 
 
 def _judged_wrong(test: TestResult) -> bool:

@@ -58,9 +58,12 @@ def host_options(course: Any = None) -> RunOptions:
 
 
 def budgeted(limits: Limits, seconds: float = CHECK_BUDGET) -> Limits:
-    """`limits` with a hosted check's own wall-clock budget over all its calls (see `Budget`)."""
+    """`limits` with a hosted check's own wall-clock budget over all its calls (see `Budget`),
+    and each call's limit counted on the sandbox's CPU clock: in a full lab a right function
+    kept waiting for a core is not told it timed out (an endless loop still is, after the same
+    CPU seconds, and the check's wall budget still ends one that only sleeps)."""
     return replace(limits, step_timeout=min(limits.step_timeout, seconds),
-                   submission_timeout=min(limits.submission_timeout, seconds))
+                   submission_timeout=min(limits.submission_timeout, seconds), cpu_clock=True)
 
 
 def init_worker(options: RunOptions, server_pid: int | None = None) -> None:

@@ -80,6 +80,10 @@ class LearnerFunctions:
         from attn_practice.grader.sandbox.launcher import Launcher, Limits
         from attn_practice.grader.sandbox.learner import Learner
 
+        # each call's limit on the sandbox's CPU clock: a call kept waiting by a busy machine
+        # is not labelled "your function timed out" (an endless loop still is, soon)
+        limits = self._limits or Limits(cpu_clock=True)
+
         if self.closed:
             raise RuntimeError("the server is stopping")
         cached = self._learners.get(ex.id)
@@ -95,10 +99,10 @@ class LearnerFunctions:
         if self._share and self._shared is None:
             from attn_practice.grader.sandbox.shared import SharedSandbox
 
-            self._shared = SharedSandbox(self._launcher, self.root, limits=self._limits or Limits(),
+            self._shared = SharedSandbox(self._launcher, self.root, limits=limits,
                                          files=self._files)
         learner = Learner(self._launcher, self.root, step_id=ex.id, module=ex.module,
-                          function=ex.function, params=ex.params, limits=self._limits or Limits(),
+                          function=ex.function, params=ex.params, limits=limits,
                           files=self._files, shared=self._shared)
         self._learners[ex.id] = (sig, learner)
         return learner
