@@ -118,6 +118,7 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
     thread = threading.Thread(target=lambda: result.update(runner.run(_request("step1", solution_source("step1")))))
     thread.start()
     killed: set[int] = set()
+    keys: set[str] = set()  # the check's submissions (one key each) that reached a worker
     deadline = time.monotonic() + 240
     while thread.is_alive() and time.monotonic() < deadline:
         try:
@@ -126,21 +127,26 @@ def test_a_check_that_keeps_losing_its_worker_is_a_grader_failure_not_a_verdict(
         except Exception:  # a worker is restarting under us: ask again
             time.sleep(0.05)
             continue
-        for address, keys in processing.items():
+        for address, running in processing.items():
             pid = pids.get(address)
-            if pid and pid not in killed and any(str(k).startswith("attn-check-") for k in keys):
+            checks = {str(k) for k in running if str(k).startswith("attn-check-")}
+            if pid and pid not in killed and checks:
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
+                keys.update(checks)
         time.sleep(0.02)
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert result.get("grader_failed") is True
     assert "not a problem with your code" in result["report"]["error"]
     assert result["report"]["steps"] == []
-    # a check is tried on (1 + ALLOWED_FAILURES) workers per submission, ATTEMPTS submissions
+    # a check is tried on (1 + ALLOWED_FAILURES) workers per submission, ATTEMPTS submissions;
+    # under load the scheduler may run a submission once more (a result lost with a worker
+    # before our cancel of it arrived is recomputed: seen once in CI), never without bound
     from attn_practice.grader.host.checks.dask import ALLOWED_FAILURES, ATTEMPTS
 
-    assert len(killed) == ATTEMPTS * (1 + ALLOWED_FAILURES)
+    assert len(keys) == ATTEMPTS, keys
+    assert ATTEMPTS * (1 + ALLOWED_FAILURES) <= len(killed) <= ATTEMPTS * (2 + ALLOWED_FAILURES)
 
 
 def test_an_unreachable_scheduler_is_said_plainly_at_start():
