@@ -276,7 +276,9 @@ $("reissue").addEventListener("click", async () => {
   if (d) $("new-link").textContent = d.resume_link + "  (the old link no longer works; give this one to the learner)";
 });
 for (const id of ["filter-name", "filter-step", "filter-standing", "filter-mistake"]) {
-  $(id).addEventListener("input", () => { if (state.data) drawGrid(state.data); });
+  // "change" too: a list picked by some browsers and drivers fires no "input", and the grid
+  // then waited for the next 15 s refresh to show the filter
+  for (const kind of ["input", "change"]) $(id).addEventListener(kind, () => { if (state.data) drawGrid(state.data); });
 }
 $("sort").addEventListener("change", () => { state.sort = { by: $("sort").value, step: null }; if (state.data) drawGrid(state.data); });
 $("grid-controls").addEventListener("submit", (ev) => ev.preventDefault());
