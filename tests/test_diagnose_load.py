@@ -11,6 +11,7 @@ every call slower, which must change nothing a learner sees.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,10 +44,20 @@ def _hog(stop: multiprocessing.synchronize.Event) -> None:  # type: ignore[name-
 
 @contextmanager
 def two_cpu_hogs() -> Iterator[None]:
-    """Two busy processes for the duration (stopped by their pids' handles in finally)."""
+    """Two busy processes for the duration (stopped by their pids' handles in finally).
+
+    Where the machine has more than one CPU, the hogs and this process (so the
+    sandboxes it starts meanwhile) share one CPU: the diagnosis gets a third of
+    it, slower than with two hogs spread over two cores, while the rest of the
+    suite keeps the other cores (two hogs loose on a 2-core CI machine slowed
+    every test beside this one for a minute).
+    """
     ctx = multiprocessing.get_context("spawn")
     stop = ctx.Event()
     hogs = [ctx.Process(target=_hog, args=(stop,), daemon=True) for _ in range(2)]
+    kept = os.sched_getaffinity(0)
+    one = {max(kept)} if len(kept) > 1 else kept
+    os.sched_setaffinity(0, one)  # children started from here on inherit it
     for h in hogs:
         h.start()
     try:
@@ -58,6 +69,7 @@ def two_cpu_hogs() -> Iterator[None]:
             if h.is_alive():
                 h.kill()
                 h.join()
+        os.sched_setaffinity(0, kept)
 
 
 def _diagnose_all(tmp: Path) -> dict[str, list[str]]:
