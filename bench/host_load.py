@@ -99,6 +99,37 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def _by_kind(kinds: list[tuple[str, str, float]]) -> dict[tuple[str, str], list[float]]:
+    out: dict[tuple[str, str], list[float]] = {}
+    for step, status, seconds in kinds:
+        out.setdefault((step, status), []).append(seconds)
+    return out
+
+
+def machine_busy_s() -> float:
+    """CPU seconds every core of this machine has spent busy since boot (/proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """A process's own CPU seconds (user + system; not its children's)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_s() -> float:
+    """This bench's CPU seconds (the load generator's share of the machine)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def tree(pid: int) -> list[int]:
     out = [pid]
     for child in os.popen(f"pgrep -P {pid}").read().split():
@@ -126,6 +157,8 @@ class Run:
         self.check_refused = 0
         self.check_failed = 0
         self.check_statuses: dict[str, int] = {}
+        #: (step, status, seconds run, the queue's wait taken off) of every check answered
+        self.check_kinds: list[tuple[str, str, float]] = []
         self.join_failed = 0
         self.widgets: list[float] = []
         self.widget_fallbacks = 0
@@ -273,6 +306,7 @@ async def learner(i: int, base: str, code: str, end: float, args: argparse.Names
                         run.waits.append(float(body.get("waited", 0.0)))
                         status = str(body.get("status"))
                         run.check_statuses[status] = run.check_statuses.get(status, 0) + 1
+                        run.check_kinds.append((step, status, run.checks[-1] - run.waits[-1]))
                         if status == "error":
                             run.check_failed += 1
                     elif r.status_code == 429:
@@ -512,9 +546,12 @@ def main() -> int:
             await asyncio.gather(sample_rss(holder, end, run), progress(end, run), *extra,
                                  *(learner(i, base, code, end, args, run) for i in range(args.learners)))
 
+        busy0, own0, server0 = machine_busy_s(), own_cpu_s(), process_cpu_s(server.pid)
         t0 = run.started = time.monotonic()
         asyncio.run(everyone())
         wall = time.monotonic() - t0
+        busy, own = machine_busy_s() - busy0, own_cpu_s() - own0
+        server_cpu = process_cpu_s(holder["proc"].pid) - (server0 if holder["proc"] is server else 0.0)
         load_after = Path("/proc/loadavg").read_text().split()[:3]
         say(f"run over in {wall:.0f} s; reading back {len(run.acked)} acknowledged saves")
         lost = asyncio.run(verify(base, run))
@@ -547,7 +584,19 @@ def main() -> int:
         "queue_wait_p95_s": round(p(run.waits, 0.95), 3),
         "check_run_p95_s": round(p([c - w for c, w in zip(run.checks, run.waits, strict=True)], 0.95), 3),
         "lone_check_of_a_mistake_s": round(lone, 3), "lone_checks_s": [round(x, 3) for x in lone_each],
+        # where the machine's time went: everything busy but this bench (the load generator) is
+        # the class's; the server process's own share apart (the rest: check workers, their
+        # sandboxes, widgets); per check and per learner-minute
+        "machine_busy_cpu_s": round(busy, 1), "bench_cpu_s": round(own, 1),
+        "server_process_cpu_s": round(server_cpu, 1),
+        "class_cpu_ms_per_check": round(1000 * (busy - own) / max(1, len(run.checks)), 1),
+        "workers_cpu_ms_per_check": round(1000 * (busy - own - server_cpu) / max(1, len(run.checks)), 1),
+        "server_cpu_ms_per_learner_minute": round(1000 * server_cpu / max(1, args.learners * wall / 60), 1),
         "check_p95_over_lone": round(check_p95 / lone, 2) if lone else None,
+        # which checks run longest under load (queue wait taken off): step by step, right or wrong
+        "check_run_p50_p95_s_by_step_and_status": {
+            f"{step} {status}": [round(p(xs, 0.5), 3), round(p(xs, 0.95), 3), len(xs)]
+            for (step, status), xs in sorted(_by_kind(run.check_kinds).items())},
         "widgets": len(run.widgets), "widget_p95_s": round(p(run.widgets, 0.95), 3),
         "widget_fallbacks": run.widget_fallbacks, "widgets_failed": run.widget_failed,
         "server_rss_mb_max": round(max((a for a, _ in run.rss), default=0) / 1024, 1),
