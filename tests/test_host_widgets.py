@@ -173,3 +173,24 @@ def test_a_check_brings_the_pages_widgets_and_the_page_then_asks_no_worker(hoste
     # a slider moved: that one is computed in a worker, as before
     b.client.get("/api/widget/scale", params={"d_k": "16"})
     assert jobs == ["widgets"]
+
+
+def test_a_passing_check_answers_without_the_widgets_and_the_page_gets_them_in_one_job(hosted, monkeypatch):
+    """A passing check has no worked example, so no sandbox of the learner's five steps: it
+    answers without computing the widgets (they were half its time), and the page's three
+    requests for them then cost one widget job, with the learner's own numbers."""
+    runner = hosted.ctx.runner
+    jobs: list[str] = []
+    for name in ("widget", "widgets"):
+        real = getattr(runner, name)
+        monkeypatch.setattr(runner, name, lambda *a, _real=real, _name=name, **k: (jobs.append(_name), _real(*a, **k))[1])
+    b = learner_with_step3(hosted, "Passing", "# passes, no widgets with it\n"
+                           + implementation("step3", "correct_float64_upcast"))
+    r = b.check("step3")
+    assert r.status_code == 200 and r.json()["status"] == "passed", r.json()
+    assert jobs == []
+    heat = b.client.get("/api/widget/heatmap").json()
+    ex = b.client.get("/api/widget/example").json()
+    sc = b.client.get("/api/widget/scale", params={"d_k": "64"}).json()
+    assert jobs == ["widgets"], jobs  # the three in one job, not one each and not none
+    assert heat["source"] == ex["source"] == sc["source"] == "yours" and sc["d_k"] == 64

@@ -196,11 +196,18 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
 
 
 def after_check(report: Any, files: dict[str, str], widgets: bool) -> tuple[Sequence[Any], dict[str, Any]]:
-    """The worked example's rows (a failed check's) and the page's widgets, on one sandbox."""
+    """The worked example's rows (a failed check's) and the page's widgets, on one sandbox.
+
+    The widgets ride along only when the worked example starts that sandbox anyway (then
+    they cost ~10 ms more). A check with no worked example (it passed) answers without them:
+    starting the sandbox and computing them was half such a check's time (~50 of ~100 ms),
+    and the learner waits for the report, not the widgets; the page's request for them then
+    computes them in one widget job (`widgets_hosted`), as if no check had been asked.
+    """
     from attn_practice.grader.teaching.worked_example import rows_after_check, worked_example_steps
 
     worked = bool(worked_example_steps(report))
-    if not worked and not widgets:
+    if not worked:
         return (), {}
     fns = _learner_functions(files_hash(files), files)
     rows: Sequence[Any] = ()
