@@ -8,7 +8,9 @@ import os
 def processes() -> dict[int, tuple[int, int, str]]:
     """pid -> (parent pid, process group, command line) of every live (non-zombie) process.
 
-    Zombies are their reaper's business (on this VM, a lazy PID 1), not something left running.
+    Zombies are their reaper's business (on this VM, a lazy PID 1), not something left running;
+    so is a process caught in the middle of exiting (its memory, and so its command line, gone,
+    not yet a zombie: seen once in CI right after a Ctrl-C).
     """
     out = {}
     for entry in os.listdir("/proc"):
@@ -21,7 +23,7 @@ def processes() -> dict[int, tuple[int, int, str]]:
                 cmd = f.read().replace("\0", " ")
         except OSError:
             continue
-        if fields[0] != "Z":
+        if fields[0] not in ("Z", "X") and cmd:
             out[int(entry)] = (int(fields[1]), int(fields[2]), cmd)
     return out
 

@@ -231,11 +231,15 @@ class HostProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         return self.stop()
 
-    def group_alive(self) -> list[str]:
-        """The command lines of the group's processes still running (zombies are the reaper's)."""
+    def group_alive(self, wait: float = 2.0) -> list[str]:
+        """The command lines of the group's processes still running `wait` seconds on (zombies
+        are the reaper's; one still exiting when the server has just stopped is given the time)."""
         from live_processes import in_group
 
-        return in_group(self.proc.pid)
+        deadline = time.monotonic() + wait
+        while (left := in_group(self.proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return left
 
     def kill9(self) -> None:
         """SIGKILL, as `kill -9` does; its checking workers must go with it."""

@@ -173,6 +173,9 @@ class DaskCheckRunner:
                 last = f"{type(exc).__name__}: {exc}"
                 if future is not None:
                     future.cancel()
+            finally:  # the cluster may forget it now: a result kept on a worker that then dies
+                if future is not None:  # is computed again while any client holds its future
+                    future.release()
         return grader_failed(request.step, f"the checking cluster failed: {last}")
 
     def _wait(self, future: Any) -> CheckResult:
