@@ -57,6 +57,17 @@ _STANDALONE_HELPERS = {
 }
 
 
+#: A right step 1 whose first call waits 3 s without computing (past the 2 s call limit on the wall
+#: clock, as a loaded machine makes a call wait), and one that never returns: call limits on the
+#: sandbox's CPU clock must tell them apart (test_widget_clock, test_host_checks_engine, test_selftest).
+WAITS_ONCE_STEP1 = ("import time\nimport numpy as np\n_waited = []\n\n"
+                    "def dot_scores(Q, K):\n"
+                    "    if not _waited:\n"
+                    "        _waited.append(time.sleep(3.0))  # waiting, not computing\n"
+                    "    return np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)\n")
+LOOPS_STEP1 = "def dot_scores(Q, K):\n    while True:\n        pass\n"
+
+
 def solution_source(step: str, *, imports: bool = True) -> str:
     """The reference implementation of `step` as a learner's file.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import solution_source
+from conftest import LOOPS_STEP1, WAITS_ONCE_STEP1, solution_source
 from test_host_support import implementation
 
 from attn_practice.grader.catalog import load_catalog
@@ -63,22 +63,15 @@ def test_a_sleeping_learner_check_ends_at_its_wall_clock_budget_as_a_timeout():
         runner.close()
 
 
-WAITS_ONCE = ("import time\nimport numpy as np\n_waited = []\n\n"
-              "def dot_scores(q, k):\n    if not _waited:\n"
-              "        _waited.append(time.sleep(3.0))  # kept waiting past the 2 s call limit\n"
-              "    return q @ np.swapaxes(k, -1, -2)\n")
-
-
 @pytest.mark.slow
 def test_a_right_function_kept_waiting_in_a_full_lab_is_not_told_it_timed_out():
     """A call that waits past its limit without computing (a full lab's machine) still passes:
     the per-call limit counts the sandbox's CPU seconds; an endless loop still times out."""
     runner = LocalCheckRunner(work.host_options(), jobs=1)
     try:
-        result = runner.run(CheckRequest("waits", "step1", {"step1_scores.py": WAITS_ONCE}))
+        result = runner.run(CheckRequest("waits", "step1", {"step1_scores.py": WAITS_ONCE_STEP1}))
         assert result["report"]["steps"][0]["status"] == "passed", result["report"]["steps"][0]
-        loops = "def dot_scores(q, k):\n    while True:\n        pass\n"
-        result = runner.run(CheckRequest("loops", "step1", {"step1_scores.py": loops}))
+        result = runner.run(CheckRequest("loops", "step1", {"step1_scores.py": LOOPS_STEP1}))
         assert result["report"]["steps"][0]["status"] == "timeout"
     finally:
         runner.close()

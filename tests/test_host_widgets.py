@@ -37,6 +37,16 @@ def learner_with_step3(hosted, name: str, step3: str):
     return b
 
 
+def widget_jobs(hosted, monkeypatch) -> list[str]:
+    """The names of the widget jobs that reach the workers from now on ("widget", "widgets")."""
+    runner = hosted.ctx.runner
+    jobs: list[str] = []
+    for name in ("widget", "widgets"):
+        real = getattr(runner, name)
+        monkeypatch.setattr(runner, name, lambda *a, _real=real, _name=name, **k: (jobs.append(_name), _real(*a, **k))[1])
+    return jobs
+
+
 def stage(out, name):
     return next(s for s in out["stages"] if s["stage"] == name)
 
@@ -154,11 +164,7 @@ def test_a_check_brings_the_pages_widgets_and_the_page_then_asks_no_worker(hoste
     """The page asks for its three widgets as soon as a report shows: the check computes them
     beside its worked example (one sandbox for both), so those requests reach no worker and
     the numbers are the learner's own, exactly as a widget job would have computed them."""
-    runner = hosted.ctx.runner
-    jobs: list[str] = []
-    for name in ("widget", "widgets"):
-        real = getattr(runner, name)
-        monkeypatch.setattr(runner, name, lambda *a, _real=real, _name=name, **k: (jobs.append(_name), _real(*a, **k))[1])
+    jobs = widget_jobs(hosted, monkeypatch)
     b = learner_with_step3(hosted, "Brought", "# brought with the check\n"
                            + implementation("step3", "wrong_softmax_wrong_axis"))
     r = b.check("step3")
@@ -179,11 +185,7 @@ def test_a_passing_check_answers_without_the_widgets_and_the_page_gets_them_in_o
     """A passing check has no worked example, so no sandbox of the learner's five steps: it
     answers without computing the widgets (they were half its time), and the page's three
     requests for them then cost one widget job, with the learner's own numbers."""
-    runner = hosted.ctx.runner
-    jobs: list[str] = []
-    for name in ("widget", "widgets"):
-        real = getattr(runner, name)
-        monkeypatch.setattr(runner, name, lambda *a, _real=real, _name=name, **k: (jobs.append(_name), _real(*a, **k))[1])
+    jobs = widget_jobs(hosted, monkeypatch)
     b = learner_with_step3(hosted, "Passing", "# passes, no widgets with it\n"
                            + implementation("step3", "correct_float64_upcast"))
     r = b.check("step3")

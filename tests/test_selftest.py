@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import LOOPS_STEP1, WAITS_ONCE_STEP1
 
 from attn_practice.cli import cli
 from attn_practice.grader.catalog import load_catalog
@@ -74,14 +75,8 @@ def test_a_case_slowed_by_a_busy_machine_is_run_again_alone_not_reported(monkeyp
     from attn_practice.grader.catalog import resolve_step
     from attn_practice.grader.staff import selftest as st
 
-    waits = ("import time\nimport numpy as np\n_waited = []\n\n"
-             "def dot_scores(Q, K):\n"
-             "    if not _waited:\n"
-             "        _waited.append(time.sleep(2.5))  # waiting, not computing\n"
-             "    return np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)\n")
-    loops = "def dot_scores(Q, K):\n    while True:\n        pass\n"
-    cases = [st.Case("step1", st.CaseKind.VARIANT, "waits_once", "", waits),
-             st.Case("step1", st.CaseKind.VARIANT, "loops", "", loops)]
+    cases = [st.Case("step1", st.CaseKind.VARIANT, "waits_once", "", WAITS_ONCE_STEP1),
+             st.Case("step1", st.CaseKind.VARIANT, "loops", "", LOOPS_STEP1)]
     monkeypatch.setattr(st, "cases_for", lambda ex: cases)
     (summary,) = st.run_selftest([resolve_step("step1")], jobs=1)
     by_name = {r.case.name: r for r in summary.results}

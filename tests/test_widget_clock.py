@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import LOOPS_STEP1, WAITS_ONCE_STEP1
 
 from attn_practice.grader.catalog import resolve_step
 from attn_practice.grader.teaching.web.widgets import LearnerFunctions
 
 pytestmark = pytest.mark.slow
 
-WAITS = ("import time\nimport numpy as np\n_waited = []\n\n"
-         "def dot_scores(Q, K):\n"
-         "    if not _waited:\n"
-         "        _waited.append(time.sleep(3.0))  # waiting past the 2 s limit, not computing\n"
-         "    return np.asarray(Q) @ np.asarray(K).T\n")
-LOOPS = "def dot_scores(Q, K):\n    while True:\n        pass\n"
-
-
-@pytest.mark.parametrize("source, answers", [(WAITS, True), (LOOPS, False)], ids=["waits", "loops"])
+@pytest.mark.parametrize("source, answers", [(WAITS_ONCE_STEP1, True), (LOOPS_STEP1, False)], ids=["waits", "loops"])
 def test_a_widget_call_that_only_waits_answers_and_a_loop_times_out(tmp_path, source, answers):
     ex = resolve_step("step1")
     (tmp_path / ex.file).write_text(source)

@@ -10,6 +10,7 @@ instructor session; student-id clashes are listed and settled here (claims.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -70,17 +71,21 @@ def teach(request: Request) -> Response:
         if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
             # another site's page sent the browser here: no sign-in without a click on our page
             return form_page(request, lambda csrf: pages.teach_confirm(csrf, key))
-        return _signed_in(request, lambda: _key_ok(request, key, fresh_only=True))
+        return _signed_in(request, partial(_key_current, request, key))
     if is_instructor(request):
         return HTMLResponse(teach_page(teach_csrf(request)))
     return form_page(request, lambda csrf: pages.teach_sign_in(csrf, bool(keys.password_hash)), 403)
 
 
-def _key_ok(request: Request, key: str, *, fresh_only: bool = False) -> bool:
+def _key_ok(request: Request, key: str) -> bool:
     """The instructor key, re-read from the store when the cached keys accept it: a key just
     rotated by `host rotate-key` (another process) opens nothing, not even for the cache's 2 s."""
-    ctx = ctx_of(request)
-    return (fresh_only or ctx.keys().key_ok(key[:200])) and ctx.keys(fresh=True).key_ok(key[:200])
+    return ctx_of(request).keys().key_ok(key[:200]) and _key_current(request, key)
+
+
+def _key_current(request: Request, key: str) -> bool:
+    """`key` is the instructor key as the store has it now (not as cached)."""
+    return ctx_of(request).keys(fresh=True).key_ok(key[:200])
 
 
 def _signed_in(request: Request, still_ok: Callable[[], bool]) -> Response:
@@ -111,17 +116,16 @@ async def login(request: Request) -> Response:
     key = form.get("key")
     if key is not None:
         ok = await run_in_threadpool(_key_ok, request, key)
-
-        def still_ok() -> bool:
-            return _key_ok(request, key, fresh_only=True)
+        still_ok = partial(_key_current, request, key)
     else:
         password = form.get("password", "")[:200]
-        cached = ctx.keys().password_hash
+        checked = ctx.keys().password_hash
         ok = await ctx.limits.password_ok(  # the rate limit first, then scrypt
-            client_address(request), lambda: password_ok(password, cached))
-        checked = await run_in_threadpool(lambda: ctx.keys(fresh=True).password_hash)
-        if ok and checked != cached:  # replaced by `host set-password` (another process) just now
-            ok = await run_in_threadpool(password_ok, password, checked)
+            client_address(request), lambda: password_ok(password, checked))
+        if ok:  # a password just replaced by `host set-password` (another process) opens nothing
+            cached, checked = checked, await run_in_threadpool(lambda: ctx.keys(fresh=True).password_hash)
+            if checked != cached:
+                ok = await run_in_threadpool(password_ok, password, checked)
 
         def still_ok() -> bool:
             return ctx.keys(fresh=True).password_hash == checked

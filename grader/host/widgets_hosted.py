@@ -214,7 +214,9 @@ def _answer(lesson: Lesson, runner: Any, learner: Learner, name: str,
 def with_check(runner: Any, files: dict[str, str]) -> bool:
     """Whether a check of `files` should bring the page's widgets back with its report (the
     page asks for them as soon as the report shows): yes unless they are kept already, or
-    the runner computes no widgets. A yes is `expect`ed until `from_check` settles it."""
+    the runner computes no widgets. A yes is `expect`ed until `from_check` settles it; a
+    check that passes brings none after all (`widget_work.after_check`), and the requests
+    waiting for them then go to a worker in one job."""
     if getattr(runner, "widgets", None) is None:
         return False
     key = files_hash(files)

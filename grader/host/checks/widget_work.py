@@ -187,7 +187,8 @@ def check_files(step: str, files: dict[str, str], known_failing: frozenset[str] 
     """A hosted check (`work.check_files`) whose worked example, and with `widgets` the page's
     widgets (under "widgets": [[name, params, data], ...]), come from one sandbox holding
     the learner's five steps: the page asks for its widgets as soon as the report shows, and
-    they then need no job of their own, nor a sandbox of their own (issue 40)."""
+    after a failed check they then need no job of their own, nor a sandbox of their own
+    (issue 40; a passing check has no worked example and brings none: `after_check`)."""
     def teaching(report: Any, text: dict[str, str]) -> tuple[Sequence[Any], dict[str, Any]]:
         return after_check(report, text, widgets)
 

@@ -80,10 +80,6 @@ class LearnerFunctions:
         from attn_practice.grader.sandbox.launcher import Launcher, Limits
         from attn_practice.grader.sandbox.learner import Learner
 
-        # each call's limit on the sandbox's CPU clock: a call kept waiting by a busy machine
-        # is not labelled "your function timed out" (an endless loop still is, soon)
-        limits = self._limits or Limits(cpu_clock=True)
-
         if self.closed:
             raise RuntimeError("the server is stopping")
         cached = self._learners.get(ex.id)
@@ -96,6 +92,9 @@ class LearnerFunctions:
         self._calls[ex.id] = 0
         if self._launcher is None:
             self._launcher = Launcher()
+        # each call's limit on the sandbox's CPU clock: a call kept waiting by a busy machine
+        # is not labelled "your function timed out" (an endless loop still is, soon)
+        limits = self._limits or Limits(cpu_clock=True)
         if self._share and self._shared is None:
             from attn_practice.grader.sandbox.shared import SharedSandbox
 
